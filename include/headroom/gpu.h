@@ -1,0 +1,53 @@
+// GpuSpec: the memory and capabilities of one GPU model, from the built-in catalogue (facts from
+// spec sheets and logs, with the total that CUDA really reports) or given by the user.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+struct GpuSpec {
+  std::string key;   // catalogue slug, e.g. "h100-sxm-80gb"; "custom" for --gpu-memory-gib
+  std::string name;  // display / NVML name, e.g. "NVIDIA H100 80GB HBM3"
+  std::string vendor;        // "NVIDIA", "AMD"
+  std::string architecture;  // "Hopper", "Ada", ...
+  std::string compute_capability;  // "9.0"
+  Bytes total_bytes = 0;           // what cudaMemGetInfo reports (vLLM's total_gpu_memory)
+  std::optional<Bytes> nvml_total_bytes;  // what nvidia-smi prints as memory.total
+  int memory_marketing_gb = 0;
+  bool bf16_supported = true;
+  bool fp8_supported = false;
+  std::vector<std::string> aliases;
+  std::vector<std::string> nvml_names;
+
+  double total_gib() const { return to_gib(total_bytes); }
+};
+
+// A GPU given only by its memory (`--gpu-memory-gib X`).
+GpuSpec custom_gpu(double total_gib);
+
+class GpuCatalog {
+ public:
+  // The catalogue compiled into the binary (data/gpus.jsonl).
+  static const GpuCatalog& builtin();
+
+  // Parses catalogue JSON Lines. Errors name the line.
+  static Result<GpuCatalog> from_jsonl(std::string_view text, const std::string& origin);
+
+  // Finds a GPU by key, alias or NVML name, case-insensitively and ignoring spaces/dashes.
+  // Errors: not_found with "did you mean" suggestions in the message.
+  Result<GpuSpec> find(std::string_view name) const;
+
+  const std::vector<GpuSpec>& all() const { return m_gpus; }
+
+ private:
+  std::vector<GpuSpec> m_gpus;
+};
+
+}  // namespace headroom

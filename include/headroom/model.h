@@ -1,0 +1,190 @@
+// ModelSpec: what headroom knows of a model's architecture and weights, read from a config.json
+// (local folder, Hugging Face cache) and safetensors headers, or from the built-in catalogue.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+enum class ModelSource { local_dir, config_file, hf_cache, catalog };
+std::string_view to_string(ModelSource source);
+
+// What a decoder layer's token mixer is. Only attention kinds hold a per-token KV cache.
+enum class LayerKind {
+  full_attention,
+  sliding_attention,  // window = ModelSpec::sliding_window
+  chunked_attention,  // Llama 4 chunked local attention, chunk = ModelSpec::attention_chunk_size
+  cross_attention,    // Llama 3.2 Vision cross-attention layers
+  mamba,              // Mamba / Mamba-2 state
+  linear_attention,   // Gated DeltaNet / linear attention state (Qwen3-Next)
+  no_attention,       // MLP-only layers (Nemotron-H '-' layers)
+};
+std::string_view to_string(LayerKind kind);
+
+struct RopeScaling {
+  std::string type;  // "linear", "dynamic", "yarn", "llama3", "longrope", "su", "mrope", "default"
+  double factor = 1.0;
+  std::optional<std::int64_t> original_max_position_embeddings;
+};
+
+struct MoeConfig {
+  int num_experts = 0;                      // routed experts (num_experts / num_local_experts / n_routed_experts)
+  int experts_per_token = 0;                // num_experts_per_tok
+  int moe_intermediate_size = 0;            // per routed expert
+  int num_shared_experts = 0;               // DeepSeek-style n_shared_experts (each moe_intermediate_size wide)
+  int shared_expert_intermediate_size = 0;  // Qwen-MoE style single shared expert width
+  int first_k_dense_replace = 0;            // leading layers with a dense MLP (DeepSeek)
+  int moe_layer_freq = 1;                   // every Nth layer is MoE (decoder_sparse_step, interleave_moe_layer_step)
+  std::vector<int> mlp_only_layers;         // explicit dense layers (Qwen-MoE)
+  int dense_intermediate_size = 0;          // width of the dense MLP layers (intermediate_size[_mlp])
+  int num_nextn_predict_layers = 0;         // MTP layers present in the checkpoint (not loaded)
+  bool dense_mlp_in_every_layer = false;    // Gemma 4 style: dense MLP beside the MoE block
+};
+
+struct MlaConfig {
+  int kv_lora_rank = 0;
+  int q_lora_rank = 0;  // 0: no Q compression
+  int qk_rope_head_dim = 0;
+  int qk_nope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
+// State sizes of Mamba-2 and Gated DeltaNet layers in hybrid models.
+struct HybridConfig {
+  // Mamba-2 (Nemotron-H, Granite 4)
+  int mamba_num_heads = 0;
+  int mamba_head_dim = 0;
+  int ssm_state_size = 0;
+  int n_groups = 0;
+  int conv_kernel = 0;
+  int mamba_expand = 0;
+  int mamba_intermediate_size = 0;  // expand × hidden when not written
+  int chunk_size = 0;
+  std::string mamba_ssm_cache_dtype;  // "" = model dtype
+  // Gated DeltaNet / linear attention (Qwen3-Next)
+  int linear_num_key_heads = 0;
+  int linear_num_value_heads = 0;
+  int linear_key_head_dim = 0;
+  int linear_value_head_dim = 0;
+  int linear_conv_kernel_dim = 0;
+  int full_attention_interval = 0;
+};
+
+struct VisionConfig {
+  int depth = 0;
+  int hidden_size = 0;
+  int intermediate_size = 0;
+  int num_heads = 0;
+  int image_size = 0;
+  int patch_size = 0;
+  int out_hidden_size = 0;
+};
+
+struct QuantizationConfig {
+  std::string method;  // quant_method as written, lower case: fp8, awq, gptq, compressed-tensors, mxfp4, bitsandbytes, modelopt, ...
+  int bits = 0;        // weight bits when stated (4, 8)
+  int group_size = 0;  // 0 = per channel / not stated
+  bool kv_cache_fp8 = false;  // checkpoint declares an fp8 KV cache (kv_cache_scheme / kv_cache_quant_algo)
+  bool lm_head_quantized = false;
+  std::string format;                        // compressed-tensors format ("float-quantized", "pack-quantized", ...)
+  std::vector<std::string> ignored_modules;  // ignore / modules_to_not_convert
+  nlohmann::json raw;                        // the quantization_config object as read
+};
+
+// One tensor of a safetensors checkpoint (header only; data is never read).
+struct TensorInfo {
+  std::string name;
+  std::string dtype;  // safetensors dtype: BF16, F16, F32, F8_E4M3, I32, U8, ...
+  std::vector<std::int64_t> shape;
+  Bytes bytes = 0;  // data_offsets end − begin
+};
+
+struct WeightsInventory {
+  std::vector<TensorInfo> tensors;
+  Bytes total_bytes = 0;
+  int file_count = 0;
+  bool exact = false;  // true: read from safetensors headers; false: synthesised from the architecture
+};
+
+struct ModelSpec {
+  std::string id;        // as given by the user (or the catalogue id)
+  ModelSource source = ModelSource::catalog;
+  std::string location;  // folder or file that was read, or "built-in catalogue"
+
+  std::string architecture;  // first of "architectures"
+  std::string model_type;    // model_type of the text model
+  int num_layers = 0;
+  int hidden_size = 0;
+  int intermediate_size = 0;
+  int num_attention_heads = 0;
+  int num_kv_heads = 0;  // total KV heads (GQA); equals num_attention_heads for MHA
+  int head_dim = 0;      // explicit or hidden_size / num_attention_heads
+  std::int64_t vocab_size = 0;
+  std::int64_t max_position_embeddings = 0;            // 0 when no length key was found
+  std::string max_length_key;                          // config key the length came from
+  std::optional<std::int64_t> tokenizer_model_max_length;  // tokenizer_config.json
+  bool tie_word_embeddings = false;
+  std::string torch_dtype;  // "bfloat16", "float16", "float32" or "" when not written
+  std::optional<RopeScaling> rope_scaling;
+
+  std::optional<int> sliding_window;         // window size of the sliding layers
+  std::optional<int> attention_chunk_size;   // Llama 4
+  std::vector<LayerKind> layer_kinds;        // one per decoder layer; empty means all full attention
+  std::optional<MoeConfig> moe;
+  std::optional<MlaConfig> mla;
+  std::optional<HybridConfig> hybrid;
+  std::optional<QuantizationConfig> quantization;
+  std::optional<VisionConfig> vision;
+  bool is_encoder_decoder = false;
+
+  std::optional<WeightsInventory> weights;        // exact, when safetensors headers were read
+  std::optional<std::int64_t> declared_params;    // total_params stated by the source
+  nlohmann::json raw_config;                      // the config as read (catalogue line for catalogue models)
+
+  // Layer kind of layer i (full attention when layer_kinds is empty).
+  LayerKind layer_kind(int i) const {
+    return layer_kinds.empty() ? LayerKind::full_attention : layer_kinds.at(static_cast<std::size_t>(i));
+  }
+};
+
+struct ModelLoadOptions {
+  // Hugging Face hub cache folder; when empty: HF_HUB_CACHE, then $HF_HOME/hub, then ~/.cache/huggingface/hub.
+  std::string hf_hub_cache;
+  bool use_catalog = true;
+};
+
+// Resolves MODEL in this order: a local folder with config.json, a path to a config.json, a Hugging
+// Face id in the local cache, an id in the built-in catalogue (ids match case-insensitively).
+// Errors: not_found (with close catalogue ids as suggestions), parse_error (file:line:col).
+Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions& options = {});
+
+// Builds a ModelSpec from a parsed config.json (handles text_config of multimodal models).
+// `origin` names the file in error messages.
+Result<ModelSpec> parse_model_config(const nlohmann::json& config, const std::string& origin);
+
+// Reads the JSON header of one .safetensors file (8-byte little-endian length + JSON); tensor data
+// is never read. Errors: parse_error for absurd lengths, truncated files, or malformed headers.
+Result<std::vector<TensorInfo>> read_safetensors_header(const std::string& path);
+
+// Reads every *.safetensors header in `dir` (using model.safetensors.index.json when present).
+// Returns nullopt when the folder has no safetensors files.
+Result<std::optional<WeightsInventory>> read_safetensors_dir(const std::string& dir);
+
+// The ids of the built-in catalogue.
+std::vector<std::string> catalog_model_ids();
+
+// Looks up an id in the built-in catalogue (case-insensitive). Errors: not_found with suggestions.
+Result<ModelSpec> catalog_model(std::string_view id);
+
+// Parameter count from the weights inventory when present, else from the architecture.
+std::int64_t parameter_count(const ModelSpec& model);
+
+}  // namespace headroom

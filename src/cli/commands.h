@@ -1,0 +1,24 @@
+// The command table: every subcommand of `headroom`, its one-line summary and entry point.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace headroom::cli {
+
+// Arguments after the subcommand name.
+using Args = std::vector<std::string>;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const Args& args);
+};
+
+const std::vector<Command>& commands();
+
+// One entry point per subcommand, each in src/cli/<name>.cc.
+int run_check(const Args& args);
+int run_gpus(const Args& args);
+
+}  // namespace headroom::cli

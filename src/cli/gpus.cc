@@ -1,0 +1,13 @@
+#include <cstdio>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+
+namespace headroom::cli {
+
+int run_gpus(const Args& args) {
+  print_error("gpus: not implemented yet");
+  return k_exit_failure;
+}
+
+}  // namespace headroom::cli

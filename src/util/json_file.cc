@@ -1,0 +1,82 @@
+#include "util/json_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace headroom::util {
+
+std::pair<int, int> line_col(std::string_view text, std::size_t offset) {
+  int line = 1, col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+Result<nlohmann::json> parse_json(std::string_view text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann reports the byte index just past the offending character.
+    std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    auto [line, col] = line_col(text, offset);
+    std::string msg = e.what();
+    // Keep the part after "parse error at line X, column Y: " which nlohmann embeds.
+    if (auto pos = msg.find(": syntax error"); pos != std::string::npos) msg = msg.substr(pos + 2);
+    else if (auto p2 = msg.rfind("]: "); p2 != std::string::npos) msg = msg.substr(p2 + 3);
+    return make_error(ErrorCode::parse_error, "malformed JSON: " + msg,
+                      origin + ":" + std::to_string(line) + ":" + std::to_string(col));
+  }
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return make_error(ErrorCode::not_found, "no such file", path);
+  if (std::filesystem::is_directory(path, ec))
+    return make_error(ErrorCode::invalid_argument, "expected a file, found a directory", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::io_error, std::string("cannot open: ") + std::strerror(errno), path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<nlohmann::json> read_json_file(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return tl::unexpected(text.error());
+  return parse_json(*text, path);
+}
+
+Result<std::vector<nlohmann::json>> parse_jsonl(std::string_view text, const std::string& origin) {
+  std::vector<nlohmann::json> out;
+  std::size_t start = 0;
+  int line_no = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    ++line_no;
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    auto j = parse_json(line, origin + ":" + std::to_string(line_no));
+    if (!j) {
+      // parse_json reported origin:N:line:col; rewrite to origin:N:col.
+      Error e = j.error();
+      auto col_pos = e.where.rfind(':');
+      e.where = origin + ":" + std::to_string(line_no) + ":" + e.where.substr(col_pos + 1);
+      return tl::unexpected(e);
+    }
+    out.push_back(std::move(*j));
+  }
+  return out;
+}
+
+}  // namespace headroom::util
