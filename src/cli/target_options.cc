@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "headroom/gpu.h"
+#include "headroom/gpu_probe.h"
 
 namespace headroom::cli {
 
@@ -34,15 +35,30 @@ Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vect
       return make_error(ErrorCode::invalid_argument, "must be a positive number of GiB", "--gpu-memory-gib");
     setup.gpu = custom_gpu(*o.gpu_memory_gib);
   } else if (o.gpu == "auto" || o.gpu.empty()) {
-    return make_error(ErrorCode::invalid_argument,
-                      "no GPU given: name one with --gpu NAME (see 'headroom gpus --catalog') or give its memory with "
-                      "--gpu-memory-gib X");
+    // The live GPUs of this host: total memory for the budget, free memory for the startup check.
+    auto inventory = probe_gpus();
+    if (!inventory)
+      return make_error(ErrorCode::invalid_argument,
+                        inventory.error().message +
+                            "; to plan for a GPU that is not here, name it with --gpu NAME (see 'headroom gpus --catalog') "
+                            "or give its memory with --gpu-memory-gib X",
+                        "--gpu auto");
+    for (const auto& w : inventory->warnings) warnings.push_back(w);
+    int count = o.gpus > 0 ? o.gpus : std::max(1, needed);
+    auto live = gpu_setup_from_inventory(*inventory, count, &warnings);
+    if (!live) return tl::unexpected(live.error());
+    if (o.used_gib || o.free_gib)
+      warnings.push_back("--used-gib/--free-gib override the free memory measured on the live GPUs");
+    setup = *live;
+    setup.nodes = std::max(1, o.nodes);
+    if (!o.used_gib && !o.free_gib) return setup;
   } else {
     auto gpu = GpuCatalog::builtin().find(o.gpu);
     if (!gpu) return tl::unexpected(gpu.error());
     setup.gpu = *gpu;
   }
-  setup.count = o.gpus > 0 ? o.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
+  if (setup.count <= 1 || !(o.gpu == "auto" || o.gpu.empty()) || o.gpu_memory_gib)
+    setup.count = o.gpus > 0 ? o.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
   if (o.used_gib || o.free_gib) {
     Bytes free = o.free_gib ? from_gib(*o.free_gib) : setup.gpu.total_bytes - from_gib(*o.used_gib);
     if (free <= 0 || free > setup.gpu.total_bytes)
@@ -53,7 +69,6 @@ Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vect
     if (o.used_gib)
       setup.memory_holders.push_back("other processes hold " + std::to_string(*o.used_gib).substr(0, 4) + " GiB on each GPU (--used-gib)");
   }
-  (void)warnings;
   return setup;
 }
 

@@ -152,8 +152,9 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   const auto& m = p.memory;
   auto line = [&](const std::string& l) { out += l + "\n"; };
   auto g = [](Bytes b) { return util::fixed(to_gib(b), 2); };
-  line("model   " + model.id + "  (" + model.architecture + ", " + std::string(to_string(model.source)) +
-       (model.location.empty() ? "" : ": " + model.location) + ")");
+  std::string where = std::string(to_string(model.source));
+  if (!model.location.empty() && model.location != where) where += ": " + model.location;
+  line("model   " + model.id + "  (" + model.architecture + ", " + where + ")");
   std::string gpu_line = "gpu     " + std::to_string(p.gpus_used) + " × " + gpus.gpu.name + "  (" + g(gpus.gpu.total_bytes) +
                          " GiB as CUDA reports it";
   if (gpus.free_bytes) gpu_line += ", " + g(*gpus.free_bytes) + " GiB free now";
@@ -165,10 +166,10 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
        " dtype=" + s.dtype + " kv_cache_dtype=" + s.kv_cache_dtype + (s.quantization.empty() ? "" : " quantization=" + s.quantization) +
        (s.enforce_eager ? " enforce_eager" : ""));
   line("");
-  line("per GPU                          GiB   source");
+  line("per GPU                             GiB   source");
   auto row = [&](const std::string& name, Bytes b, const std::string& src) {
     std::string n = name;
-    n.resize(28, ' ');
+    n.resize(31, ' ');
     std::string v = g(b);
     line("  " + n + std::string(v.size() < 8 ? 8 - v.size() : 0, ' ') + v + "   " + src);
   };
