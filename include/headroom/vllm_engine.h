@@ -101,7 +101,8 @@ struct TermSources {
 struct Prediction {
   VllmVersion version;
   ResolvedSettings settings;
-  MemoryBreakdown memory;
+  MemoryBreakdown memory;               // the pipeline stage with the fewest KV blocks (sets num_gpu_blocks)
+  std::vector<MemoryBreakdown> stages;  // every pipeline stage, first to last (rank 0 is stages[0])
   KvCacheLayout kv;
   TermSources sources;
   std::int64_t num_gpu_blocks = 0;

@@ -270,6 +270,15 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   for (std::size_t i = 1; i < results.size(); ++i)
     if (results[i].num_blocks < results[worst].num_blocks) worst = i;
   const StageResult& w = results[worst];
+  for (const auto& r : results) {
+    MemoryBreakdown sm = m;
+    sm.weights = r.weights;
+    sm.activation_peak = r.activation;
+    sm.non_torch = r.non_torch;
+    sm.cuda_graph = r.graph;
+    sm.kv_cache = r.available;
+    p.stages.push_back(sm);
+  }
   m.weights = w.weights;
   m.activation_peak = w.activation;
   m.non_torch = w.non_torch;
