@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/calibration_constants.h"
 #include "engine/empirical.h"
 #include "engine/vllm_defaults.h"
 #include "headroom/gpu.h"
@@ -250,7 +251,10 @@ int main(int argc, char** argv) {
       ai.dtype_bytes = p->settings.dtype == "float32" ? 4 : 2;
       auto act = engine::estimate_activation(*model, *version, ai);
       f["forward_bytes"] = act.forward;
-      f["moe_bytes_at_factor"] = act.moe;
+      f["moe_bytes_unit"] = engine::k_moe_workspace_factor > 0 ? static_cast<double>(act.moe) / engine::k_moe_workspace_factor : 0.0;
+      f["budget_bytes"] = p->memory.budget;
+      f["weights_bytes"] = p->stages.empty() ? p->memory.weights : p->stages.front().weights;
+      f["last_stage_has_sampler"] = pp == 1;
       f["layers_per_stage"] = (model->num_layers + pp - 1) / pp;
       f["moe"] = model->moe.has_value();
       f["enforce_eager"] = p->settings.enforce_eager;

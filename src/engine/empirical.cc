@@ -66,11 +66,11 @@ Bytes estimate_baseline(int tp, int pp) {
   return from_gib(gib);
 }
 
-Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tp) {
-  if (num_graphs <= 0) return 0;
+Bytes estimate_cuda_graph(const ModelSpec& model, int num_capture_sizes, int stage_layers, int tp) {
+  if (num_capture_sizes <= 0) return 0;
   // Piecewise graphs split at every attention layer, so graph memory grows with layers; the
   // per-graph pool also grows with the number of captured batch sizes.
-  const double scale = static_cast<double>(num_graphs) / 51.0;
+  const double scale = static_cast<double>(num_capture_sizes) / 51.0;
   double gib = k_graph_base_gib + k_graph_per_layer_gib * stage_layers * scale;
   if (model.moe) gib += k_graph_moe_extra_gib;
   return from_gib(gib);

@@ -194,15 +194,9 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
 
   const auto capture_sizes = engine::cudagraph_capture_sizes(version, s.max_num_seqs, s.max_num_batched_tokens);
-  // FULL_AND_PIECEWISE (v0.11+, #25444): PIECEWISE graphs for every size plus FULL decode graphs
-  // for sizes ≤ max_num_seqs; PIECEWISE only before.
-  int num_graphs = 0;
-  if (!s.enforce_eager) {
-    num_graphs = static_cast<int>(capture_sizes.size());
-    if (version >= VllmVersion{0, 11})
-      num_graphs += static_cast<int>(std::count_if(capture_sizes.begin(), capture_sizes.end(),
-                                                   [&](int c) { return c <= s.max_num_seqs; }));
-  }
+  // Graph memory grows with the number of capture sizes (one PIECEWISE graph per size, plus FULL
+  // decode graphs for sizes ≤ max_num_seqs from v0.11, #25444); the calibration is per size.
+  const int num_graph_sizes = s.enforce_eager ? 0 : static_cast<int>(capture_sizes.size());
 
   // Hybrid KV manager: on in V1 except for chunked local attention (Llama 4) by default.
   const bool hybrid_manager = v1 && version >= VllmVersion{0, 10} && !has_kind(model, LayerKind::chunked_attention);
@@ -232,7 +226,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     r.activation = act.total;
     r.sampler = act.sampler;
     r.non_torch = engine::estimate_non_torch(version, tp, pp);
-    r.graph = engine::estimate_cuda_graph(model, num_graphs, ai.stage_layers, tp);
+    r.graph = engine::estimate_cuda_graph(model, num_graph_sizes, ai.stage_layers, tp);
     if (options.measured) {
       const auto& mt = *options.measured;
       if (mt.weights) r.weights = *mt.weights;
