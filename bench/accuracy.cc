@@ -163,6 +163,10 @@ int main(int argc, char** argv) {
       }
     } else {
       std::string name = str(r, "gpu_name");
+      if (name.find("not stated") != std::string::npos) {
+        skipped.push_back(id + ": GPU memory variant not stated (" + name + ")");
+        continue;
+      }
       name = name.substr(0, name.find(" ("));
       auto named = GpuCatalog::builtin().find(name);
       if (!named) {
@@ -193,6 +197,23 @@ int main(int argc, char** argv) {
     std::string other = str(r, "other_flags") + " " + str(r, "notes");
     if (other.find("LLM(") != std::string::npos) flags.usage_context = UsageContext::llm_class;
 
+    // Rows whose own numbers contradict their stated utilization cannot be scored: from v0.9.1 on,
+    // vLLM computes KV = total × utilization − weights − activation − non-torch, so the logged
+    // terms must add up to the budget (within rounding); otherwise a flag was misrecorded.
+    {
+      auto w = num(r, "observed_weights_gib"), a = num(r, "observed_activation_peak_gib"),
+           n = num(r, "observed_non_torch_gib"), k = num(r, "observed_kv_cache_gib"),
+           u = num(r, "gpu_memory_utilization"), t = num(r, "total_gpu_memory_gib");
+      if (w && a && n && k && u && t && *version >= VllmVersion{0, 9, 1} && *version < VllmVersion{0, 21}) {
+        double gap = std::abs(*w + *a + *n + *k - *u * *t);
+        if (gap > 0.02 * *t) {
+          skipped.push_back(id + ": inconsistent row: weights + activation + non-torch + KV = " +
+                            util::fixed(*w + *a + *n + *k, 2) + " GiB but utilization × total = " +
+                            util::fixed(*u * *t, 2) + " GiB");
+          continue;
+        }
+      }
+    }
     auto p = predict(*model, gpus, flags, *version);
     if (!p) {
       skipped.push_back(id + ": " + p.error().message);

@@ -190,6 +190,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   plan.expert_parallel_size = flags.enable_expert_parallel ? tp * s.data_parallel_size : 1;
   plan.dtype = s.dtype;
   plan.online_quantization = online_quant;
+  plan.gpu_architecture = gpus.gpu.architecture;
   auto stages = engine::stage_weights(model, *inventory, plan);
   p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
 

@@ -157,6 +157,18 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   const double kv_fraction = 1.0 / std::min(tp, total_kv);
   const double q_dims = static_cast<double>(model.num_attention_heads) * model.head_dim;
   const double kv_dims = 2.0 * total_kv * model.head_dim;
+  // MXFP4 MoE kernels pad the expert matrices after loading (model_executor/layers/quantization/
+  // mxfp4.py, memory model §4.3): Marlin on Ampere pads hidden to 256 and the per-rank intermediate
+  // to 128; Hopper's Triton kernels pad hidden to 256; Blackwell's TRT-LLM kernels pad both to 256.
+  double mxfp4_expert_factor = 1.0;
+  if (model.quantization && model.quantization->method == "mxfp4" && model.moe && model.moe->moe_intermediate_size > 0) {
+    const std::string& arch = plan.gpu_architecture;
+    const std::int64_t h = model.hidden_size, inter = model.moe->moe_intermediate_size / (ep > 1 ? 1 : tp);
+    std::int64_t h_pad = round_up(h, 256), i_pad = inter;
+    if (arch == "Ampere" || arch == "Ada" || arch == "Turing") i_pad = round_up(inter, 128);
+    else if (arch == "Blackwell") i_pad = round_up(inter, 256);
+    mxfp4_expert_factor = static_cast<double>(h_pad * i_pad) / static_cast<double>(h * inter);
+  }
   bool has_lm_head = false;
   std::vector<double> stage_bytes(static_cast<std::size_t>(pp), 0.0);
   double embedding_rank_bytes = 0;
@@ -191,7 +203,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
       case Shard::qkv_fused:
         per_rank = bytes * (q_dims / (q_dims + kv_dims)) / tp + bytes * (kv_dims / (q_dims + kv_dims)) * kv_fraction;
         break;
-      case Shard::expert: per_rank = ep > 1 ? bytes / ep : bytes / tp; break;
+      case Shard::expert: per_rank = (ep > 1 ? bytes / ep : bytes / tp) * mxfp4_expert_factor; break;
       case Shard::vocab: {
         // Rows padded to a multiple of 64 globally, then split across TP ranks.
         std::int64_t rows = t.shape.empty() ? 1 : t.shape[0];

@@ -17,6 +17,7 @@ struct WeightPlan {
   int expert_parallel_size = 1;  // 1 = experts sharded by TP
   std::string dtype;             // resolved load dtype: bfloat16, float16, float32
   std::string online_quantization;  // "fp8", "bitsandbytes" or "" (checkpoint as is)
+  std::string gpu_architecture;     // "Ampere", "Hopper", "Blackwell": MXFP4 kernels pad differently
 };
 
 struct StageWeights {
