@@ -84,7 +84,9 @@ std::unique_ptr<ByteSource> memory_source(std::string bytes, std::string name);
 class Diagnoser;
 
 struct ScanOptions {
-  std::size_t max_line_bytes = 1 << 20;  // longer lines are cut; only their first bytes are scanned
+  // A line that does not fit in the read buffer (chunk_bytes + max_line_bytes) is cut: only its first
+  // max_line_bytes are scanned, the rest is skipped, and a warning says so. Memory stays bounded.
+  std::size_t max_line_bytes = 1 << 20;
   std::size_t chunk_bytes = 4 << 20;
   std::function<void(std::uint64_t done, std::optional<std::uint64_t> total)> progress;  // called every chunk
 };
