@@ -39,6 +39,7 @@ class PredictionFixEngine : public FixEngine {
       m_setup.free_bytes = from_gib(free->second);
     else if (run.free_at_start_gib)
       m_setup.free_bytes = from_gib(*run.free_at_start_gib);
+    m_setup.free_measured_by_vllm = m_setup.free_bytes.has_value();
     m_version = run.version.value_or(VllmVersion::newest_modelled());
     MeasuredTerms measured;
     measured.weights = gib_bytes(run.weights_gib);

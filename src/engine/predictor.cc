@@ -174,8 +174,12 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   m.budget = static_cast<Bytes>(std::ceil(static_cast<double>(total) * s.gpu_memory_utilization));
   m.outside_budget = total - m.budget;
   m.baseline = engine::estimate_baseline(tp, pp);
-  const Bytes free_at_start = (gpus.free_bytes ? *gpus.free_bytes : total) - m.baseline;
-  const Bytes other_processes = gpus.free_bytes ? total - *gpus.free_bytes : 0;
+  // Free memory at vLLM's init snapshot: what a probe saw before vLLM started, less the CUDA context
+  // and NCCL buffers vLLM creates first; a log's own figure already excludes them.
+  const Bytes free_at_start =
+      gpus.free_bytes ? *gpus.free_bytes - (gpus.free_measured_by_vllm ? 0 : m.baseline) : total - m.baseline;
+  const Bytes other_processes =
+      gpus.free_bytes ? std::max<Bytes>(0, total - *gpus.free_bytes - (gpus.free_measured_by_vllm ? m.baseline : 0)) : 0;
 
   // --- Weights per stage (gpu_model_runner.py load_model) ---
   WeightsInventory synthesized;

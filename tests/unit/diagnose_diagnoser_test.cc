@@ -186,3 +186,30 @@ TEST(ServeCommand, AppliesChangesToTheLoggedFlags) {
   EXPECT_EQ(serve_command(run, {{"--max-model-len", "8192"}, {"--enforce-eager", ""}}),
             "vllm serve m --tensor-parallel-size 2 --max-model-len 8192 --enforce-eager");
 }
+
+// Regression: the free memory in vLLM's startup-check message is measured after vLLM's own CUDA
+// context, so the engine must not subtract the context again (it used to, and found no fix).
+TEST(Diagnoser, StartupCheckFixComesFromThePredictionEngine) {
+  std::ifstream in(std::string(HEADROOM_TEST_DATA_DIR) + "/logs/startup_check.log");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto source = memory_source(ss.str(), "startup_check.log");
+  auto engine = prediction_fix_engine();
+  DiagnoseOptions options;
+  options.fix.engine = engine.get();
+  auto result = diagnose(*source, kb(), options);
+  ASSERT_TRUE(result) << result.error().to_string();
+  Diagnosis d = *result;
+  ASSERT_TRUE(d.primary);
+  const FixSuggestion* engine_fix = nullptr;
+  for (const auto& f : d.fixes)
+    if (f.basis == "prediction engine") engine_fix = &f;
+  ASSERT_NE(engine_fix, nullptr);
+  ASSERT_EQ(engine_fix->changes.size(), 1u);
+  EXPECT_EQ(engine_fix->changes[0].first, "--gpu-memory-utilization");
+  double util = std::stod(engine_fix->changes[0].second);
+  // 22.76 GiB free of 24 GiB: the budget must stay under the free memory, and the model
+  // (Qwen3-8B, ~15.3 GiB of weights) still needs room for one 32k request.
+  EXPECT_LE(util * 24.0, 22.76);
+  EXPECT_GT(util, 0.7);
+}
