@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "headroom/units.h"
@@ -47,6 +48,7 @@ struct KvCacheConfig {
   bool uniform_type = false;  // same type, different shapes: one group, page = Σ layer pages
   Bytes uniform_page_sum = 0;
   int padding_layers = 0;     // "Add N padding layers" slots
+  std::string error;          // set when vLLM would refuse the layout (pages that cannot be aligned)
   bool empty() const { return groups.empty(); }
 };
 
@@ -55,7 +57,8 @@ struct KvCacheConfig {
 // Block sizes of smaller-page layers are scaled up so every group has the same page size.
 KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers);
 
-// floor(floor(available / page) / group_size), ≥ 0.
+// floor(floor(available / page) / group_size), ≥ 0. A model without KV layers gets the single
+// null block vLLM allocates.
 std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available);
 
 // Blocks one request of max_model_len needs across all groups (ceil(Σ_g need_g / page)).

@@ -92,10 +92,16 @@ KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers) {
   for (const auto& s : layers) max_page = std::max(max_page, s.page_bytes());
   for (auto& s : layers) {
     Bytes p = s.page_bytes();
-    if (p < max_page && s.type != KvSpecType::mamba && p > 0 && max_page % p == 0) {
-      s.block_size = static_cast<int>(s.block_size * (max_page / p));
-    } else if (s.type == KvSpecType::mamba && p < max_page) {
+    if (p == max_page) continue;
+    if (s.type == KvSpecType::mamba) {
       s.page_size_padded = max_page;
+    } else if (p > 0 && max_page % p == 0) {
+      s.block_size = static_cast<int>(s.block_size * (max_page / p));
+    } else {
+      // unify_hybrid_kv_cache_specs raises NotImplementedError for pages that do not divide.
+      config.error = "KV cache page sizes " + std::to_string(p) + " and " + std::to_string(max_page) +
+                     " bytes cannot be unified (vLLM raises NotImplementedError for this hybrid layout)";
+      return config;
     }
   }
   std::vector<std::pair<LayerKvSpec, std::vector<int>>> buckets;
@@ -126,7 +132,8 @@ KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers) {
 }
 
 std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available) {
-  if (config.empty() || available <= 0) return 0;
+  if (config.empty()) return 1;  // attention-free models: only the null block
+  if (available <= 0) return 0;
   if (config.uniform_type) return available / config.uniform_page_sum;
   return (available / config.page_bytes) / config.group_size;
 }

@@ -205,7 +205,11 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
 
   // Hybrid KV manager: on in V1 except for chunked local attention (Llama 4) by default.
   const bool hybrid_manager = v1 && version >= VllmVersion{0, 10} && !has_kind(model, LayerKind::chunked_attention);
-  const std::int64_t in_flight = s.max_num_batched_tokens;
+  // Tokens in flight per request for sliding / chunked layers: max_num_batched_tokens at v0.21
+  // (kv_cache_interface.py); later builds use max_concurrent_batches × mnbt, 2 × with async
+  // scheduling (on by default) and PP = 1 (memory model §3.1 and §9).
+  const int concurrent_batches = version >= VllmVersion{0, 22} ? (pp == 1 ? 2 : pp) : 1;
+  const std::int64_t in_flight = static_cast<std::int64_t>(s.max_num_batched_tokens) * concurrent_batches;
 
   struct StageResult {
     Bytes weights, activation, non_torch, graph, graph_est, available;
@@ -285,7 +289,15 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   m.kv_cache = w.available;
   s.block_size = w.block_size;
   p.num_gpu_blocks = w.num_blocks;
-  if (flags.num_gpu_blocks_override) p.num_gpu_blocks = *flags.num_gpu_blocks_override;
+  // An override replaces the profiled block count; from v0.21 (#41069) the checks and auto-fit see
+  // the memory those blocks take instead of the profiled figure.
+  const Bytes block_bytes = w.kv.uniform_type ? w.kv.uniform_page_sum : w.kv.page_bytes * std::max(1, w.kv.group_size);
+  Bytes kv_available = w.available;
+  if (flags.num_gpu_blocks_override) {
+    p.num_gpu_blocks = *flags.num_gpu_blocks_override;
+    kv_available = static_cast<Bytes>(*flags.num_gpu_blocks_override) * block_bytes;
+  }
+  if (!w.kv.error.empty()) return make_error(ErrorCode::unsupported, w.kv.error);
   const std::string measured_src = options.measured ? options.measured->source : "";
   p.sources.activation_peak = options.measured && options.measured->activation_peak ? measured_src : "estimate";
   p.sources.non_torch = options.measured && options.measured->non_torch ? measured_src : "estimate";
@@ -349,10 +361,10 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
                  {}});
   }
   p.largest_fitting_max_model_len =
-      w.kv.empty() ? s.max_model_len : estimate_max_model_len(w.kv, w.available, std::max(derived_len, s.max_model_len), in_flight);
+      w.kv.empty() ? s.max_model_len : estimate_max_model_len(w.kv, kv_available, std::max(derived_len, s.max_model_len), in_flight);
   if (!w.kv.empty()) {
     if (flags.max_model_len_auto) {
-      std::int64_t fit = estimate_max_model_len(w.kv, w.available, derived_len, in_flight);
+      std::int64_t fit = estimate_max_model_len(w.kv, kv_available, derived_len, in_flight);
       if (fit <= 0) {
         fail(Failure{"no_kv_cache_memory", "kv-cache-alloc", engine::auto_fit_impossible_message(), {}});
       } else {
@@ -363,12 +375,12 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
       }
     }
     const Bytes need = kv_bytes_needed(w.kv, s.max_model_len, in_flight);
-    if (w.available <= 0) {
+    if (kv_available <= 0) {
       fail(Failure{"no_kv_cache_memory", "kv-cache-alloc", engine::no_kv_cache_memory_message(version), {}});
-    } else if (v1 && need > w.available) {
-      std::int64_t est = estimate_max_model_len(w.kv, w.available, s.max_model_len, in_flight);
+    } else if (v1 && need > kv_available) {
+      std::int64_t est = estimate_max_model_len(w.kv, kv_available, s.max_model_len, in_flight);
       fail(Failure{"kv_cache_insufficient", "kv-cache-alloc",
-                   engine::kv_cache_insufficient_message(version, s.max_model_len, need, w.available, est), est});
+                   engine::kv_cache_insufficient_message(version, s.max_model_len, need, kv_available, est), est});
     }
   }
   capacity(s.max_model_len);
@@ -379,7 +391,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   // After KV allocation: graph capture and the second sampler warm-up must fit in what is left.
   // Device use then ≈ baseline + others + weights + non-torch + KV tensors + graphs + sampler buffers.
   if (!p.failure) {
-    const Bytes kv_alloc = p.num_gpu_blocks * (w.kv.uniform_type ? w.kv.uniform_page_sum : w.kv.page_bytes * w.kv.group_size);
+    const Bytes kv_alloc = p.num_gpu_blocks * block_bytes;
     const Bytes in_use = m.baseline + other_processes + w.weights + w.non_torch + kv_alloc;
     if (!s.enforce_eager && in_use + w.graph > total) {
       fail(Failure{"cuda_graph_capture_oom", "cuda-graph-capture",

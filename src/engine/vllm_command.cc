@@ -64,7 +64,9 @@ Result<std::int64_t> parse_human_int(const std::string& flag, const std::string&
   }
   auto v = parse_double(flag, number);
   if (!v) return tl::unexpected(flag_error(flag, "expected a size like 8G or 8000m, got '" + text + "'"));
-  return static_cast<std::int64_t>(std::llround(*v * std::pow(1000.0, static_cast<double>(dec + 1))));
+  // Python's int(float(number) * 1000**k) truncates; use long double so 10.2123451234567t stays exact.
+  long double scaled = static_cast<long double>(std::stold(number)) * std::pow(1000.0L, static_cast<long double>(dec + 1));
+  return static_cast<std::int64_t>(scaled);
 }
 
 Result<bool> parse_bool_value(const std::string& flag, const std::string& text) {

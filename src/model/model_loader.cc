@@ -109,6 +109,12 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
     spec->location = path.string();
     return spec;
   }
+  // Something written as a path ("./x", "/x", "../x", "~/x") is never a Hub id.
+  std::string_view ref = model_ref;
+  if (ref.starts_with("./") || ref.starts_with("/") || ref.starts_with("../") || ref.starts_with("~/") || ref == "." ||
+      ref == "..")
+    return make_error(ErrorCode::not_found, "no such folder or file (a local model is a folder with config.json)",
+                      std::string(model_ref));
   std::string hub = hub_cache_dir(options);
   if (std::string snap = find_cached_snapshot(hub, model_ref); !snap.empty())
     return load_folder(snap, model_ref, ModelSource::hf_cache);

@@ -168,10 +168,15 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   line("");
   line("per GPU                             GiB   source");
   auto row = [&](const std::string& name, Bytes b, const std::string& src) {
+    // Pad by characters, not bytes: the labels contain "×" and "−".
     std::string n = name;
-    n.resize(31, ' ');
+    std::size_t chars = 0;
+    for (unsigned char c : name)
+      if ((c & 0xC0) != 0x80) ++chars;
+    if (chars < 31) n += std::string(31 - chars, ' ');
     std::string v = g(b);
-    line("  " + n + std::string(v.size() < 8 ? 8 - v.size() : 0, ' ') + v + "   " + src);
+    std::string l = "  " + n + std::string(v.size() < 8 ? 8 - v.size() : 0, ' ') + v;
+    line(src.empty() ? l : l + "   " + src);
   };
   row("total", m.total, "");
   row("budget (total × utilization)", m.budget, "");
@@ -185,11 +190,18 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   line("  " + paint("#", "34", style) + " weights  " + paint("=", "33", style) + " activation  " + paint("+", "35", style) +
        " non-torch  " + paint("%", "36", style) + " graphs  " + paint(".", "32", style) + " kv cache  - outside budget");
   line("");
+  // Capacity figures mean nothing when startup stops before the KV cache is sized.
+  const bool kv_sized = p.starts || (p.failure && p.failure->phase != "weights-load" && p.failure->phase != "profile-run" &&
+                                     p.failure->phase != "startup-free-memory-check" && p.failure->phase != "config");
+  if (kv_sized) {
   line("kv cache  " + util::with_commas(p.kv_cache_tokens) + " tokens in " + util::with_commas(p.num_gpu_blocks) +
        " blocks of " + std::to_string(p.kv.block_size) + " (" + p.kv.description + ")");
   line("          max concurrency at " + util::with_commas(s.max_model_len) + " tokens: " + util::fixed(p.max_concurrency, 2) + "x");
   if (p.largest_fitting_max_model_len > 0)
     line("          longest request that fits: " + util::with_commas(p.largest_fitting_max_model_len) + " tokens");
+  } else {
+    line("kv cache  not sized: startup stops before the KV cache is allocated");
+  }
   line("");
   if (p.starts) {
     line(paint("verdict: starts", "32;1", style));

@@ -94,7 +94,7 @@ check_golden fp8_kv_json fp8_kv.json
 
 # ---- bad input: exact stderr and exit code ----
 run missing_path 1 ./no/such/dir --gpu H100
-check_stderr missing_path "headroom: error: unknown model './no/such/dir': not a folder or file, not in the Hugging Face cache (TMP/hf), not in the built-in catalogue"
+check_stderr missing_path "headroom: error: ./no/such/dir: no such folder or file (a local model is a folder with config.json)"
 check_no_stdout missing_path
 
 mkdir -p "$tmp/malformed"
@@ -118,7 +118,7 @@ run unknown_model 1 llama-3.1-8b --gpu H100
 check_stderr unknown_model "headroom: error: unknown model 'llama-3.1-8b': not a folder or file, not in the Hugging Face cache (TMP/hf), not in the built-in catalogue; did you mean meta-llama/Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B or meta-llama/Llama-3.1-8B-Instruct?"
 
 run unknown_gpu 1 "$llama8b" --gpu H10
-check_stderr unknown_gpu "headroom: error: --gpu: unknown GPU 'H10'; did you mean a10, A10 or H100? ('headroom gpus --catalog' lists the known GPUs; --gpu-memory-gib sets any size)"
+check_stderr unknown_gpu "headroom: error: --gpu: unknown GPU 'H10'; did you mean a10, H100 or H20? ('headroom gpus --catalog' lists the known GPUs; --gpu-memory-gib sets any size)"
 
 run util_high 2 "$llama8b" --gpu H100 --gpu-memory-utilization 1.5
 check_stderr util_high "headroom: error: --gpu-memory-utilization: must be in (0, 1], got 1.5000 (it is a fraction of the GPU's total memory, e.g. 0.9)"

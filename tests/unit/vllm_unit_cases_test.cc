@@ -31,18 +31,6 @@ using nlohmann::json;
 // Rows where headroom's engine gives a different answer from vLLM: id → expected vs actual.
 const std::map<std::string, std::string>& engine_discrepancies() {
   static const std::map<std::string, std::string> m = {
-      {"vllm-kvu-027",
-       "group_kv_cache_specs accepts page sizes 16384 and 24576 B that no integer block size can align; vLLM raises "
-       "NotImplementedError"},
-      {"vllm-kvu-029", "num_blocks_for(no KV layers) is 0; vLLM allocates 1 block (the null block) for attention-free models"},
-      {"vllm-kvu-037",
-       "predict() auto-fits max_model_len against the profiled memory, ignoring --num-gpu-blocks-override: got 16384, "
-       "vLLM 512"},
-      {"vllm-kvu-038",
-       "predict() checks a max_model_len request against the profiled memory, ignoring --num-gpu-blocks-override: starts, "
-       "vLLM raises 'max seq len' (estimated maximum 512)"},
-      {"vllm-def-005",
-       "--max-model-len 10.2123451234567t parses as 10212345123457 (rounded); vLLM truncates to 10212345123456"},
   };
   return m;
 }
@@ -304,6 +292,7 @@ void check_row(const json& row) {
     LayerKvSpec sw = helper_spec("SW");
     sw.head_size = 96;
     KvCacheConfig c = group_kv_cache_specs({full_spec(64), sw});
+    EXPECT_FALSE(c.error.empty());
     for (const auto& g : c.groups) EXPECT_EQ(g.spec.page_bytes(), c.page_bytes) << "group of " << to_string(g.spec.type);
     return;
   }
