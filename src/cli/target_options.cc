@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "headroom/gpu.h"
+#include "headroom/gpu_probe.h"
 
 namespace headroom::cli {
 
@@ -34,9 +35,27 @@ Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vect
       return make_error(ErrorCode::invalid_argument, "must be a positive number of GiB", "--gpu-memory-gib");
     setup.gpu = custom_gpu(*o.gpu_memory_gib);
   } else if (o.gpu == "auto" || o.gpu.empty()) {
-    return make_error(ErrorCode::invalid_argument,
-                      "no GPU given: name one with --gpu NAME (see 'headroom gpus --catalog') or give its memory with "
-                      "--gpu-memory-gib X");
+    // The live GPUs of this host: `needed` of them, or all when needed is 0.
+    auto inventory = probe_gpus();
+    if (!inventory)
+      return make_error(ErrorCode::invalid_argument,
+                        "no GPU given and none found on this host (" + inventory.error().message +
+                            "): name one with --gpu NAME (see 'headroom gpus --catalog') or give its memory with --gpu-memory-gib X");
+    for (const auto& w : inventory->warnings) warnings.push_back(w);
+    int count = o.gpus > 0 ? o.gpus : needed > 0 ? needed : static_cast<int>(usable_gpus(*inventory).size());
+    auto live = gpu_setup_from_inventory(*inventory, std::max(1, count), &warnings);
+    if (!live) return tl::unexpected(live.error());
+    live->nodes = setup.nodes;
+    if (o.used_gib || o.free_gib) {
+      // The options describe the memory others hold instead of what the probe saw.
+      Bytes free = o.free_gib ? from_gib(*o.free_gib) : live->gpu.total_bytes - from_gib(*o.used_gib);
+      if (free <= 0 || free > live->gpu.total_bytes)
+        return make_error(ErrorCode::invalid_argument, "free memory must be between 0 and the GPU's total",
+                          o.free_gib ? "--free-gib" : "--used-gib");
+      live->free_bytes = free;
+      live->memory_holders.clear();
+    }
+    return *live;
   } else {
     auto gpu = GpuCatalog::builtin().find(o.gpu);
     if (!gpu) return tl::unexpected(gpu.error());
@@ -53,7 +72,6 @@ Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vect
     if (o.used_gib)
       setup.memory_holders.push_back("other processes hold " + std::to_string(*o.used_gib).substr(0, 4) + " GiB on each GPU (--used-gib)");
   }
-  (void)warnings;
   return setup;
 }
 
