@@ -2,6 +2,7 @@
 // analysis. Internal to the library.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +31,8 @@ struct SearchState {
 
 // The search proper, for a validated request.
 Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request, const VllmVersion& version,
-                    Bytes margin, SearchDepth depth, std::optional<std::string> quantization = std::nullopt);
+                    Bytes margin, SearchDepth depth, std::optional<std::string> quantization = std::nullopt,
+                    std::shared_ptr<WeightsCache> cache = nullptr);
 
 // A PlannedConfig for a feasible evaluation, with `data_parallel` replicas: the flags, the
 // prediction on the setup as given (original weights), verified with the margin.

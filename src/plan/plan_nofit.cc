@@ -11,7 +11,8 @@ namespace {
 
 std::optional<PlannedConfig> fits(SearchState& s, const GpuSetup& gpus, const PlanRequest& request,
                                   std::optional<std::string> quantization = std::nullopt, const ModelSpec* model = nullptr) {
-  auto p = search(model ? *model : s.model, gpus, request, s.version, s.margin, SearchDepth::recommendation_only, quantization);
+  auto p = search(model ? *model : s.model, gpus, request, s.version, s.margin, SearchDepth::recommendation_only, quantization,
+                  model ? nullptr : s.searcher.cache());
   if (!p || !p->recommended) return std::nullopt;
   return p->recommended;
 }

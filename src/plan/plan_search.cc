@@ -129,10 +129,11 @@ double throughput_score(const SearchState& s, const Evaluation& e) {
 }  // namespace
 
 Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request, const VllmVersion& version,
-                    Bytes margin, SearchDepth depth, std::optional<std::string> quantization) {
+                    Bytes margin, SearchDepth depth, std::optional<std::string> quantization,
+                    std::shared_ptr<WeightsCache> cache) {
   const int available = gpus.count * std::max(1, gpus.nodes);
   SearchState s{model, gpus, request, version, margin, std::min(available, request.max_gpus.value_or(available)),
-                engine::derived_max_model_len(model), quantization, Searcher(model, gpus, version, margin, quantization), {}};
+                engine::derived_max_model_len(model), quantization, Searcher(model, gpus, version, margin, quantization, std::move(cache)), {}};
   Plan plan;
   plan.model_id = model.id;
   plan.gpus = gpus;

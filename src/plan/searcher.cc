@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plan/compact_weights.h"
+#include "util/strings.h"
 
 namespace headroom::plan {
 
@@ -12,20 +13,22 @@ bool is_outside_budget_failure(const std::string& c) {
 
 bool is_kv_failure(const std::string& c) { return c == "kv_cache_insufficient" || c == "no_kv_cache_memory"; }
 
-Searcher::Searcher(const ModelSpec& model, const GpuSetup& gpus, const VllmVersion& version, Bytes margin,
-                   std::optional<std::string> quantization)
-    : m_model(model), m_margin_setup(gpus), m_version(version), m_margin(margin), m_quantization(std::move(quantization)) {
-  m_margin_setup.free_bytes = gpus.free_bytes.value_or(gpus.gpu.total_bytes) - margin;
-  m_margin_setup.memory_holders.clear();
-  m_full_inventory = model.weights ? *model.weights : synthesize_weights(model);
+WeightsCache::WeightsCache(const ModelSpec& m) : model(m), full(m.weights ? *m.weights : synthesize_weights(m)) {}
+
+const ModelSpec& WeightsCache::model_for(int pp) {
+  auto it = compacted.find(pp);
+  if (it != compacted.end()) return it->second;
+  ModelSpec compact = model;
+  compact.weights = compact_inventory(model, full, pp);
+  return compacted.emplace(pp, std::move(compact)).first->second;
 }
 
-const ModelSpec& Searcher::model_for(int pp) {
-  auto it = m_compacted.find(pp);
-  if (it != m_compacted.end()) return it->second;
-  ModelSpec compact = m_model;
-  compact.weights = compact_inventory(m_model, m_full_inventory, pp);
-  return m_compacted.emplace(pp, std::move(compact)).first->second;
+Searcher::Searcher(const ModelSpec& model, const GpuSetup& gpus, const VllmVersion& version, Bytes margin,
+                   std::optional<std::string> quantization, std::shared_ptr<WeightsCache> cache)
+    : m_model(model), m_margin_setup(gpus), m_version(version), m_margin(margin), m_quantization(std::move(quantization)),
+      m_cache(cache && &cache->model == &model ? std::move(cache) : std::make_shared<WeightsCache>(model)) {
+  m_margin_setup.free_bytes = gpus.free_bytes.value_or(gpus.gpu.total_bytes) - margin;
+  m_margin_setup.memory_holders.clear();
 }
 
 VllmFlags Searcher::flags_for(Layout layout, const Variant& v, std::int64_t max_model_len, int util_percent) const {
@@ -43,10 +46,12 @@ VllmFlags Searcher::flags_for(Layout layout, const Variant& v, std::int64_t max_
 
 Result<Prediction> Searcher::predict_with_margin(Layout layout, const VllmFlags& flags) {
   ++m_predictions;
-  return predict(model_for(layout.pp), m_margin_setup, flags, m_version);
+  return predict(m_cache->model_for(layout.pp), m_margin_setup, flags, m_version);
 }
 
 namespace {
+
+std::string gib_text(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
 
 bool kv_holds(const Prediction& p, int concurrency) {
   if (p.failure && is_kv_failure(p.failure->error_class)) return false;
@@ -79,7 +84,13 @@ Evaluation Searcher::evaluate(Layout layout, const Variant& variant, std::int64_
     e.failure_kind = is_outside_budget_failure(c) ? FailureKind::outside_budget
                      : (c == "weights_load_oom" || c == "profile_run_oom") ? FailureKind::weights
                                                                             : FailureKind::config;
-    e.failure = probe->failure->message;
+    if (c == "weights_load_oom")
+      e.failure = "the weights (" + gib_text(probe->memory.weights) + " per GPU) do not load";
+    else if (c == "profile_run_oom")
+      e.failure = "weights (" + gib_text(probe->memory.weights) + ") + activation peak (" + gib_text(probe->memory.activation_peak) +
+                  ") per GPU run out of memory in the profile run";
+    else
+      e.failure = probe->failure->message;
     return e;
   }
   // Highest utilization the memory outside the budget allows (monotone: a larger budget leaves
@@ -116,7 +127,12 @@ Evaluation Searcher::evaluate(Layout layout, const Variant& variant, std::int64_
   e.at_hi = *top;
   if (!kv_holds(*top, concurrency) || top->failure) {
     e.failure_kind = top->failure && !is_kv_failure(top->failure->error_class) ? FailureKind::outside_budget : FailureKind::kv_cache;
-    e.failure = top->failure ? top->failure->message : "the KV cache holds " + std::to_string(top->max_concurrency) + " requests";
+    e.failure = e.failure_kind == FailureKind::outside_budget
+                    ? top->failure->message
+                    : "at most " + util::fixed(e.k_hi / 100.0, 2) +
+                          " is safe, where the KV cache holds " + std::to_string(top->kv_cache_tokens) + " tokens, " +
+                          util::fixed(top->max_concurrency, 2) + " of the " +
+                          std::to_string(concurrency) + " request(s) needed";
     return e;
   }
   // Lowest utilization whose KV cache still holds the workload. Invariant: hi holds it, lo does not.

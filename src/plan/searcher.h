@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,17 @@ struct Evaluation {
   std::optional<Prediction> below_lo;  // at k_lo − 1, the last whose KV cache is too small
 };
 
+// The model's weights inventory and its compacted forms per pipeline size, shared by the searches
+// of one plan (the no-fit analysis runs several on the same model).
+struct WeightsCache {
+  explicit WeightsCache(const ModelSpec& model);
+  const ModelSpec& model_for(int pipeline_parallel_size);
+
+  const ModelSpec& model;
+  WeightsInventory full;
+  std::map<int, ModelSpec> compacted;
+};
+
 // Runs predict() for a model whose weights inventory is compacted per pipeline size, on the setup
 // with the safety margin taken off the free memory. Counts the calls.
 class Searcher {
@@ -50,7 +62,7 @@ class Searcher {
   static constexpr int k_max_util = 99;  // 0.99
 
   Searcher(const ModelSpec& model, const GpuSetup& gpus, const VllmVersion& version, Bytes margin,
-           std::optional<std::string> quantization = std::nullopt);
+           std::optional<std::string> quantization = std::nullopt, std::shared_ptr<WeightsCache> cache = nullptr);
 
   VllmFlags flags_for(Layout layout, const Variant& variant, std::int64_t max_model_len, int util_percent) const;
 
@@ -68,17 +80,15 @@ class Searcher {
   const GpuSetup& margin_setup() const { return m_margin_setup; }
   Bytes margin() const { return m_margin; }
   int predictions() const { return m_predictions; }
+  const std::shared_ptr<WeightsCache>& cache() const { return m_cache; }
 
  private:
-  const ModelSpec& model_for(int pp);
-
   const ModelSpec& m_model;
   GpuSetup m_margin_setup;
   VllmVersion m_version;
   Bytes m_margin;
   std::optional<std::string> m_quantization;
-  WeightsInventory m_full_inventory;
-  std::map<int, ModelSpec> m_compacted;  // by pipeline size
+  std::shared_ptr<WeightsCache> m_cache;
   int m_predictions = 0;
 };
 
