@@ -121,7 +121,9 @@ void explain(SearchState& s, const Evaluation& chosen, Plan& plan) {
     return predict(s.model, s.gpus, f, s.version);
   };
   const double dflt = engine::default_gpu_memory_utilization(s.version);
+  bool default_starts = false;
   if (auto d = at(dflt)) {
+    default_starts = d->starts;
     if (d->starts)
       ex.push_back("vLLM's default " + util_text(dflt) + " starts here too (" + util::with_commas(d->kv_cache_tokens) + " KV tokens)" +
                    (dflt > rec.utilization_max ? ", but leaves less than the " + gib(s.margin) + " safety margin" : "") + ".");
@@ -136,8 +138,14 @@ void explain(SearchState& s, const Evaluation& chosen, Plan& plan) {
         if (is_kv_failure(a->failure->error_class)) line += " — lowering is the wrong direction here";
       } else if (0.80 < st.gpu_memory_utilization) {
         const double loss = 1.0 - static_cast<double>(a->kv_cache_tokens) / static_cast<double>(std::max<std::int64_t>(1, p.kv_cache_tokens));
-        line += "starts, but with " + util::with_commas(a->kv_cache_tokens) + " KV tokens instead of " + util::with_commas(p.kv_cache_tokens) +
-                " (" + util::fixed(loss * 100.0, 0) + "% less) for no gain: nothing else gets smaller";
+        line += "starts, with " + util::with_commas(a->kv_cache_tokens) + " KV tokens instead of " + util::with_commas(p.kv_cache_tokens) +
+                " at " + util::fixed(st.gpu_memory_utilization, 2) + " (" + util::fixed(loss * 100.0, 0) + "% less)";
+        if (!st.estimate_cuda_graphs && !st.enforce_eager && !default_starts)
+          line += ". In this version CUDA graphs (" + gib(m.cuda_graph) + ") and the sampler warm-up need room outside the budget, so "
+                  "lowering is the right direction down to " + util::fixed(st.gpu_memory_utilization, 2) +
+                  "; going further only shrinks the KV cache";
+        else
+          line += " for no gain: nothing else gets smaller";
       } else {
         line += "starts with " + util::with_commas(a->kv_cache_tokens) + " KV tokens but leaves less than the " + gib(s.margin) +
                 " margin outside the budget";

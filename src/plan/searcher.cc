@@ -130,7 +130,7 @@ Evaluation Searcher::evaluate(Layout layout, const Variant& variant, std::int64_
     e.failure = e.failure_kind == FailureKind::outside_budget
                     ? top->failure->message
                     : "at most " + util::fixed(e.k_hi / 100.0, 2) +
-                          " is safe, where the KV cache holds " + std::to_string(top->kv_cache_tokens) + " tokens, " +
+                          " is safe, where the KV cache holds " + util::with_commas(top->kv_cache_tokens) + " tokens, " +
                           util::fixed(top->max_concurrency, 2) + " of the " +
                           std::to_string(concurrency) + " request(s) needed";
     return e;
