@@ -273,7 +273,7 @@ Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequ
         }
       }
       if (other) {
-        int dp = request.goal == PlanGoal::throughput ? 1 : std::max(1, s.gpu_limit / other->layout.gpus());
+        int dp = other->layout.gpus() < chosen->layout.gpus() ? std::max(1, s.gpu_limit / other->layout.gpus()) : 1;
         if (gpus.nodes > 1 || version < VllmVersion{0, 9}) dp = 1;
         auto c = build_config(s, *other, dp, layout_text(other->layout) + (dp > 1 ? " × " + std::to_string(dp) + " replicas" : ""));
         if (c) {
