@@ -26,6 +26,7 @@ struct SearchState {
   std::int64_t model_max_len = 0;
   std::optional<std::string> quantization;  // forced online quantization (no-fit analysis)
   Searcher searcher;
+  SearchDepth depth = SearchDepth::full;
   std::vector<Evaluation> tried;  // the best attempt of each layout (feasible or not)
 };
 

@@ -133,7 +133,7 @@ Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequ
                     std::shared_ptr<WeightsCache> cache) {
   const int available = gpus.count * std::max(1, gpus.nodes);
   SearchState s{model, gpus, request, version, margin, std::min(available, request.max_gpus.value_or(available)),
-                engine::derived_max_model_len(model), quantization, Searcher(model, gpus, version, margin, quantization, std::move(cache)), {}};
+                engine::derived_max_model_len(model), quantization, Searcher(model, gpus, version, margin, quantization, std::move(cache)), depth, {}};
   Plan plan;
   plan.model_id = model.id;
   plan.gpus = gpus;
@@ -311,13 +311,15 @@ std::optional<PlannedConfig> build_config(SearchState& s, const Evaluation& e, i
   for (int k = e.k_hi; k >= e.k_lo; --k) {
     VllmFlags f = s.searcher.flags_for(e.layout, e.variant, e.max_model_len, k);
     if (dp > 1) f.data_parallel_size = dp;
-    GpuSetup margin_setup = s.searcher.margin_setup();
-    auto checked = predict(s.model, margin_setup, f, s.version);
+    // The margin check runs on the compacted weights (the same bytes, fewer tensors); the
+    // prediction that is shown runs on the model as loaded, so its sources read right.
+    const ModelSpec& compact = s.searcher.cache()->model_for(e.layout.pp);
+    auto checked = predict(compact, s.searcher.margin_setup(), f, s.version);
     if (!checked || !checked->starts || checked->max_concurrency + 1e-9 < e.concurrency) continue;
     // Every choice explicit, so the serve command, the Python code and the YAML predict the same.
     f.max_num_seqs = checked->settings.max_num_seqs;
     f.max_num_batched_tokens = checked->settings.max_num_batched_tokens;
-    auto real = predict(s.model, s.gpus, f, s.version);
+    auto real = predict(s.depth == SearchDepth::full ? s.model : compact, s.gpus, f, s.version);
     if (!real || !real->starts) continue;
     PlannedConfig c;
     c.label = std::move(label);

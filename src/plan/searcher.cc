@@ -13,7 +13,11 @@ bool is_outside_budget_failure(const std::string& c) {
 
 bool is_kv_failure(const std::string& c) { return c == "kv_cache_insufficient" || c == "no_kv_cache_memory"; }
 
-WeightsCache::WeightsCache(const ModelSpec& m) : model(m), full(m.weights ? *m.weights : synthesize_weights(m)) {}
+WeightsCache::WeightsCache(const ModelSpec& m) : model(m) {
+  // One pass over the full list merges the experts of each layer (a stage per layer); the
+  // compaction for each pipeline size then starts from that short list.
+  full = compact_inventory(m, m.weights ? *m.weights : synthesize_weights(m), std::max(1, m.num_layers));
+}
 
 const ModelSpec& WeightsCache::model_for(int pp) {
   auto it = compacted.find(pp);

@@ -50,7 +50,7 @@ struct WeightsCache {
   const ModelSpec& model_for(int pipeline_parallel_size);
 
   const ModelSpec& model;
-  WeightsInventory full;
+  WeightsInventory full;  // routed experts merged per layer
   std::map<int, ModelSpec> compacted;
 };
 
