@@ -5,6 +5,7 @@ namespace headroom::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"check", "predict vLLM's startup memory for a model, GPUs and flags", run_check},
+      {"plan", "search vLLM flags for a configuration that fits and serves a workload", run_plan},
       {"diagnose", "name the failure in vLLM logs and compute the flags that fix it", run_diagnose},
       {"kb", "list, show and validate the failure knowledge base", run_kb},
       {"gpus", "list live GPUs, or the built-in GPU catalogue (--catalog)", run_gpus},

@@ -35,30 +35,33 @@ Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vect
       return make_error(ErrorCode::invalid_argument, "must be a positive number of GiB", "--gpu-memory-gib");
     setup.gpu = custom_gpu(*o.gpu_memory_gib);
   } else if (o.gpu == "auto" || o.gpu.empty()) {
-    // The live GPUs of this host: total memory for the budget, free memory for the startup check.
+    // The live GPUs of this host: `needed` of them, or all when needed is 0.
     auto inventory = probe_gpus();
     if (!inventory)
       return make_error(ErrorCode::invalid_argument,
-                        inventory.error().message +
-                            "; to plan for a GPU that is not here, name it with --gpu NAME (see 'headroom gpus --catalog') "
-                            "or give its memory with --gpu-memory-gib X",
-                        "--gpu auto");
+                        "no GPU given and none found on this host (" + inventory.error().message +
+                            "): name one with --gpu NAME (see 'headroom gpus --catalog') or give its memory with --gpu-memory-gib X");
     for (const auto& w : inventory->warnings) warnings.push_back(w);
-    int count = o.gpus > 0 ? o.gpus : std::max(1, needed);
-    auto live = gpu_setup_from_inventory(*inventory, count, &warnings);
+    int count = o.gpus > 0 ? o.gpus : needed > 0 ? needed : static_cast<int>(usable_gpus(*inventory).size());
+    auto live = gpu_setup_from_inventory(*inventory, std::max(1, count), &warnings);
     if (!live) return tl::unexpected(live.error());
-    if (o.used_gib || o.free_gib)
-      warnings.push_back("--used-gib/--free-gib override the free memory measured on the live GPUs");
-    setup = *live;
-    setup.nodes = std::max(1, o.nodes);
-    if (!o.used_gib && !o.free_gib) return setup;
+    live->nodes = setup.nodes;
+    if (o.used_gib || o.free_gib) {
+      // The options describe the memory others hold instead of what the probe saw.
+      Bytes free = o.free_gib ? from_gib(*o.free_gib) : live->gpu.total_bytes - from_gib(*o.used_gib);
+      if (free <= 0 || free > live->gpu.total_bytes)
+        return make_error(ErrorCode::invalid_argument, "free memory must be between 0 and the GPU's total",
+                          o.free_gib ? "--free-gib" : "--used-gib");
+      live->free_bytes = free;
+      live->memory_holders.clear();
+    }
+    return *live;
   } else {
     auto gpu = GpuCatalog::builtin().find(o.gpu);
     if (!gpu) return tl::unexpected(gpu.error());
     setup.gpu = *gpu;
   }
-  if (setup.count <= 1 || !(o.gpu == "auto" || o.gpu.empty()) || o.gpu_memory_gib)
-    setup.count = o.gpus > 0 ? o.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
+  setup.count = o.gpus > 0 ? o.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
   if (o.used_gib || o.free_gib) {
     Bytes free = o.free_gib ? from_gib(*o.free_gib) : setup.gpu.total_bytes - from_gib(*o.used_gib);
     if (free <= 0 || free > setup.gpu.total_bytes)

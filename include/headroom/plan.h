@@ -1,0 +1,102 @@
+// Planning: searches vLLM's flags with the prediction engine for a configuration that starts on
+// the given GPUs, serves the workload, and is as capable as the hardware allows; explains each
+// choice, offers alternatives with their trade-off, and, when nothing fits, the smallest change
+// that would. The renderings (vllm serve, Python, YAML, Ray) live in plan_render.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headroom/error.h"
+#include "headroom/model.h"
+#include "headroom/units.h"
+#include "headroom/vllm_engine.h"
+
+namespace headroom {
+
+// What the plan optimises once the workload fits.
+//   throughput: the most requests served at once over all GPUs (data-parallel replicas of the
+//               smallest layout that serves them well, see docs/plan.md);
+//   context:    the longest max_model_len that still serves `concurrency` requests at once;
+//   latency:    the largest tensor-parallel group, no pipeline stages, max_num_seqs = concurrency.
+enum class PlanGoal { throughput, context, latency };
+std::string_view to_string(PlanGoal goal);
+Result<PlanGoal> parse_plan_goal(std::string_view text);
+
+// The default safety margin: max(0.5 GiB, 2% of the GPU's memory).
+Bytes default_plan_margin(const GpuSpec& gpu);
+
+struct PlanRequest {
+  std::optional<std::int64_t> context_tokens;  // longest request to serve; nullopt: as long as fits
+  int concurrency = 1;                         // simultaneous requests at context_tokens
+  PlanGoal goal = PlanGoal::throughput;
+  std::optional<int> max_gpus;                 // at most this many GPUs in all (default: all of the setup)
+  bool allow_fp8_kv = false;                   // kv_cache_dtype fp8 may be chosen
+  bool allow_eager = false;                    // enforce_eager may be chosen when CUDA graphs do not fit
+  // Memory every recommended configuration leaves unused on each GPU: it still starts when other
+  // processes take this much more, or when the terms outside the budget are this much larger.
+  // nullopt: default_plan_margin(gpu).
+  std::optional<Bytes> safety_margin_bytes;
+};
+
+// One decision of a configuration and the number that drove it.
+struct PlanChoice {
+  std::string setting;  // vLLM's name: "gpu_memory_utilization"
+  std::string value;    // as vLLM takes it: "0.87"
+  std::string reason;   // "the startup check allows at most 0.87: 13.57 GiB free at start − 0.50 GiB margin"
+};
+
+// A configuration the search found, with its prediction on the setup as given.
+struct PlannedConfig {
+  std::string label;      // "recommended", "longer context", "fp8 KV cache", "eager mode", "one replica, tp=4"
+  std::string trade_off;  // one line, for alternatives
+  VllmFlags flags;        // every flag the plan sets (explicit, so the renderings all predict the same)
+  Prediction prediction;  // on the setup as given (no margin taken off)
+  double utilization_min = 0;  // the safe interval of gpu_memory_utilization (0.01 steps)
+  double utilization_max = 0;
+  std::string utilization_min_reason;
+  std::string utilization_max_reason;
+  int replica_gpus = 1;               // tensor × pipeline parallel size
+  double requests_at_context = 0;     // requests of max_model_len the KV cache holds at once, per replica
+  std::vector<PlanChoice> choices;
+};
+
+// A change to the request or the hardware after which a plan exists.
+struct FitChange {
+  std::string kind;     // more_gpus, quantized_checkpoint, fp8_weights, fp8_kv_cache, eager, shorter_context,
+                        // fewer_requests, free_memory
+  std::string summary;  // "4 × RTX 4080 with tensor_parallel_size 4: 18,432 tokens of KV cache"
+  std::string option;   // the headroom option that applies it: "--gpus 4", "--context 3072", a model id
+};
+
+struct NoFit {
+  std::string reason;                // "the weights (16.1 GiB per GPU at tp=1) do not fit in the 14.6 GiB usable"
+  std::vector<std::string> details;  // what each layout ran into
+  std::vector<FitChange> changes;    // the smallest changes that fit, most direct first
+};
+
+struct Plan {
+  std::string model_id;
+  GpuSetup gpus;
+  VllmVersion version;
+  PlanRequest request;
+  Bytes safety_margin_bytes = 0;    // the margin used
+  std::int64_t context_tokens = 0;  // the context the plan serves (request's, or the longest that fits)
+  std::int64_t model_max_len = 0;   // the model's derived max_model_len
+  std::optional<PlannedConfig> recommended;
+  std::vector<PlannedConfig> alternatives;  // at most three
+  std::vector<std::string> explanation;     // why the recommendation, the utilization story, warnings
+  std::optional<NoFit> no_fit;              // set when recommended is empty
+  int predictions_run = 0;                  // predict() calls the search made
+};
+
+// Searches for a plan. Errors: invalid_argument for requests that cannot be planned (context
+// longer than the model supports, concurrency < 1, max_gpus < nodes or above the GPUs given,
+// a margin larger than the GPU); errors of predict() for models it cannot model. When nothing
+// fits, the Plan has no recommendation and no_fit says why and what would fit.
+Result<Plan> make_plan(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request,
+                       const VllmVersion& version);
+
+}  // namespace headroom

@@ -1,0 +1,146 @@
+// headroom plan MODEL --gpu NAME [--gpus N] [--context T] [--concurrency N] [--goal G] [constraints]
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/target_options.h"
+#include "headroom/model.h"
+#include "headroom/plan.h"
+#include "headroom/plan_render.h"
+
+namespace headroom::cli {
+
+namespace {
+
+constexpr const char* k_plan_help = R"(usage: headroom plan MODEL [options]
+
+Searches vLLM's flags with the prediction engine for a configuration that starts on the GPUs,
+serves the workload with a safety margin, and is as capable as the hardware allows. Prints each
+choice and the number behind it, the predicted memory (as `check`), up to three alternatives, and
+the configuration as a `vllm serve` command, Python code and a YAML config (Ray commands for
+multi-node plans). When nothing fits: why, and the smallest changes that would.
+
+MODEL: a folder with config.json, a config.json path, a Hugging Face id in the local cache, or an
+id from the built-in catalogue.
+
+GPUs:
+  --gpu NAME            GPU model from the catalogue (default: the live GPUs of this host)
+  --gpus N              GPUs available (per node with --nodes; default 1, or every live GPU)
+  --nodes N             nodes, each with --gpus-per-node GPUs
+  --gpus-per-node M     GPUs per node (same as --gpus)
+  --gpu-memory-gib X    any GPU, by the total memory CUDA reports
+  --used-gib X          memory already used by other processes on each GPU (a desktop, a model)
+  --free-gib X          free memory on each GPU right now
+workload and goal:
+  --context TOKENS      the longest request to serve (default: the longest that fits)
+  --concurrency N       simultaneous requests at that length (default 1)
+  --goal G              throughput (default), context or latency
+constraints:
+  --max-gpus N          use at most N GPUs
+  --allow-fp8-kv        the plan may choose an fp8 KV cache
+  --allow-eager         the plan may turn CUDA graphs off (--enforce-eager) when they do not fit
+  --margin-gib X        memory left unused on each GPU (default max(0.5 GiB, 2% of the GPU))
+  --vllm-version V      vLLM version to plan for (default: newest modelled)
+output:
+  --format text|json    output format (default text; JSON schema in docs/plan.md)
+  --color auto|always|never
+exit: 0 a plan was found, 3 nothing fits, 1 error, 2 bad usage
+)";
+
+}  // namespace
+
+int run_plan(const Args& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::fputs(k_plan_help, stdout);
+      return k_exit_ok;
+    }
+  TargetOptions target;
+  std::string model_ref, format_text = "text", color_text = "auto", goal_text = "throughput";
+  std::optional<std::int64_t> context;
+  std::optional<int> max_gpus, gpus_per_node;
+  std::optional<double> margin_gib;
+  int concurrency = 1;
+  bool allow_fp8_kv = false, allow_eager = false;
+  CLI::App app{"headroom plan"};
+  app.add_option("model", model_ref);
+  app.add_option("--gpu", target.gpu);
+  app.add_option("--gpus", target.gpus)->check(CLI::PositiveNumber);
+  app.add_option("--gpus-per-node", gpus_per_node)->check(CLI::PositiveNumber);
+  app.add_option("--nodes", target.nodes)->check(CLI::PositiveNumber);
+  app.add_option("--gpu-memory-gib", target.gpu_memory_gib);
+  app.add_option("--used-gib", target.used_gib);
+  app.add_option("--free-gib", target.free_gib);
+  app.add_option("--vllm-version", target.vllm_version);
+  app.add_option("--context", context);
+  app.add_option("--concurrency", concurrency);
+  app.add_option("--goal", goal_text);
+  app.add_option("--max-gpus", max_gpus);
+  app.add_flag("--allow-fp8-kv", allow_fp8_kv);
+  app.add_flag("--allow-eager", allow_eager);
+  app.add_option("--margin-gib", margin_gib);
+  app.add_option("--format", format_text);
+  app.add_option("--color", color_text);
+  try {
+    app.parse(Args(args.rbegin(), args.rend()));
+  } catch (const CLI::ParseError& e) {
+    print_error(std::string(e.what()));
+    return k_exit_usage;
+  }
+  auto format = parse_format(format_text);
+  if (!format) return print_error(format.error()), k_exit_usage;
+  auto color = parse_color(color_text);
+  if (!color) return print_error(color.error()), k_exit_usage;
+  auto goal = parse_plan_goal(goal_text);
+  if (!goal) return print_error(goal.error()), k_exit_usage;
+  if (model_ref.empty()) {
+    print_error("no model given: headroom plan MODEL --gpu NAME (see 'headroom plan --help')");
+    return k_exit_usage;
+  }
+  if (target.used_gib && target.free_gib) {
+    print_error("--used-gib and --free-gib describe the same memory: give one of them");
+    return k_exit_usage;
+  }
+  if (gpus_per_node) {
+    if (target.gpus > 0 && target.gpus != *gpus_per_node) {
+      print_error("--gpus " + std::to_string(target.gpus) + " and --gpus-per-node " + std::to_string(*gpus_per_node) +
+                  " disagree: with --nodes, --gpus is the count per node; give one of them");
+      return k_exit_usage;
+    }
+    target.gpus = *gpus_per_node;
+  }
+  if (margin_gib && *margin_gib < 0) {
+    print_error("--margin-gib: expected a number of GiB ≥ 0, got " + std::to_string(*margin_gib));
+    return k_exit_usage;
+  }
+  auto version = resolve_version(target);
+  if (!version) return print_error(version.error()), k_exit_usage;
+  auto model = load_model(model_ref);
+  if (!model) return print_error(model.error()), exit_code_for(model.error());
+  std::vector<std::string> warnings;
+  // 0: every live GPU when probing; one catalogue GPU per node unless --gpus says more.
+  auto gpus = resolve_gpu_setup(target, 0, warnings);
+  if (!gpus) return print_error(gpus.error()), exit_code_for(gpus.error());
+  for (const auto& w : warnings) print_warning(w);
+
+  PlanRequest request;
+  request.context_tokens = context;
+  request.concurrency = concurrency;
+  request.goal = *goal;
+  request.max_gpus = max_gpus;
+  request.allow_fp8_kv = allow_fp8_kv;
+  request.allow_eager = allow_eager;
+  if (margin_gib) request.safety_margin_bytes = from_gib(*margin_gib);
+  auto plan = make_plan(*model, *gpus, request, *version);
+  if (!plan) return print_error(plan.error()), exit_code_for(plan.error());
+
+  if (*format == Format::json) {
+    std::printf("%s\n", plan_to_json(*model, *plan).dump(2).c_str());
+  } else {
+    std::fputs(render_plan_text(*model, *plan, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(), stdout);
+  }
+  return plan->recommended ? k_exit_ok : k_exit_negative;
+}
+
+}  // namespace headroom::cli

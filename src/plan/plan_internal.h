@@ -1,0 +1,57 @@
+// Shared pieces of the plan search (src/plan/): the selection, the explanation and the no-fit
+// analysis. Internal to the library.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headroom/plan.h"
+#include "plan/searcher.h"
+
+namespace headroom::plan {
+
+// How much of the work a search does: sub-searches of the no-fit analysis only need to know
+// whether something fits.
+enum class SearchDepth { full, recommendation_only };
+
+struct SearchState {
+  const ModelSpec& model;
+  GpuSetup gpus;
+  PlanRequest request;
+  VllmVersion version;
+  Bytes margin = 0;
+  int gpu_limit = 1;
+  std::int64_t model_max_len = 0;
+  std::optional<std::string> quantization;  // forced online quantization (no-fit analysis)
+  Searcher searcher;
+  SearchDepth depth = SearchDepth::full;
+  std::vector<Evaluation> tried;  // the best attempt of each layout (feasible or not)
+};
+
+// The search proper, for a validated request.
+Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request, const VllmVersion& version,
+                    Bytes margin, SearchDepth depth, std::optional<std::string> quantization = std::nullopt,
+                    std::shared_ptr<WeightsCache> cache = nullptr);
+
+// A PlannedConfig for a feasible evaluation, with `data_parallel` replicas: the flags, the
+// prediction on the setup as given (original weights), verified with the margin.
+std::optional<PlannedConfig> build_config(SearchState& state, const Evaluation& e, int data_parallel, std::string label);
+
+// The choices of the recommended configuration and the plan's explanation lines.
+void explain(SearchState& state, const Evaluation& chosen, Plan& plan);
+
+// Why nothing fits and the smallest changes that would.
+NoFit analyse_no_fit(SearchState& state, const Plan& plan);
+
+// The gpu_memory_utilization interval's reasons.
+std::string upper_reason(const SearchState& state, const Evaluation& e);
+std::string lower_reason(const SearchState& state, const Evaluation& e);
+
+std::string gib(Bytes bytes);           // "7.55 GiB"
+std::string util_text(int percent);     // "0.87"
+std::string util_text(double fraction);
+std::string layout_text(Layout layout);  // "tp=2 pp=1"
+
+}  // namespace headroom::plan

@@ -1,0 +1,181 @@
+// make_plan(): the search's choices, its errors, and the no-fit analysis.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "headroom/plan.h"
+#include "plan/compact_weights.h"
+
+namespace headroom {
+namespace {
+
+GpuSetup setup(const std::string& gpu, int count = 1, std::optional<double> used_gib = std::nullopt, int nodes = 1) {
+  GpuSetup s;
+  s.gpu = GpuCatalog::builtin().find(gpu).value();
+  s.count = count;
+  s.nodes = nodes;
+  if (used_gib) s.free_bytes = s.gpu.total_bytes - from_gib(*used_gib);
+  return s;
+}
+
+VllmVersion v(const char* text) { return VllmVersion::parse(text).value(); }
+
+PlanRequest context(std::int64_t tokens, int concurrency = 1) {
+  PlanRequest r;
+  r.context_tokens = tokens;
+  r.concurrency = concurrency;
+  return r;
+}
+
+TEST(MakePlan, ClassicDesktopCaseStartsAtTheHighestUtilizationTheStartupCheckAllows) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto plan = make_plan(model, setup("RTX 4080", 1, 0.5), context(4096), v("0.30.0"));
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_TRUE(plan->recommended);
+  const auto& rec = *plan->recommended;
+  EXPECT_TRUE(rec.prediction.starts);
+  EXPECT_EQ(rec.prediction.settings.max_model_len, 4096);
+  EXPECT_GT(rec.utilization_max, rec.utilization_min);
+  EXPECT_NE(rec.utilization_max_reason.find("startup check"), std::string::npos) << rec.utilization_max_reason;
+}
+
+TEST(MakePlan, ExplainsWhatTheUsualAdviceOfPointEightyDoes) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto plan = make_plan(model, setup("RTX 4080", 1, 0.5), context(4096), v("0.19.0")).value();
+  auto it = std::find_if(plan.explanation.begin(), plan.explanation.end(),
+                         [](const std::string& l) { return l.starts_with("The usual advice, 0.80"); });
+  ASSERT_NE(it, plan.explanation.end());
+}
+
+TEST(MakePlan, ContextLongerThanTheModelSupportsIsAnError) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto plan = make_plan(model, setup("H100"), context(10'000'000), v("0.19.0"));
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(plan.error().where, "--context");
+  EXPECT_EQ(plan.error().message,
+            "10000000 tokens is longer than Qwen/Qwen3-4B-Instruct-2507 supports: max_position_embeddings gives 262144 "
+            "(vLLM refuses a longer max_model_len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)");
+}
+
+TEST(MakePlan, ConcurrencyBelowOneIsAnError) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto plan = make_plan(model, setup("H100"), context(4096, 0), v("0.19.0"));
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().to_string(), "--concurrency: expected at least 1 request, got 0");
+}
+
+TEST(MakePlan, MoreGpusAllowedThanGivenIsAnError) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto r = context(4096);
+  r.max_gpus = 4;
+  auto plan = make_plan(model, setup("H100", 2), r, v("0.19.0"));
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().to_string(),
+            "--max-gpus: 4 GPUs allowed, but the setup has only 2 (1 node(s) × 2 GPUs); give more with --gpus or --nodes");
+}
+
+TEST(MakePlan, FewerGpusAllowedThanNodesIsAnError) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto r = context(4096);
+  r.max_gpus = 1;
+  auto plan = make_plan(model, setup("H100", 8, std::nullopt, 2), r, v("0.19.0"));
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().to_string(),
+            "--max-gpus: 1 GPUs cannot span the 2 nodes given: a multi-node plan uses at least one GPU per node");
+}
+
+TEST(MakePlan, WeightsLargerThanTheGpuGiveANoFitWithMoreGpus) {
+  auto model = load_model("meta-llama/Llama-3.1-70B-Instruct").value();
+  auto plan = make_plan(model, setup("RTX 4090"), context(8192), v("0.19.0")).value();
+  ASSERT_FALSE(plan.recommended);
+  ASSERT_TRUE(plan.no_fit);
+  EXPECT_TRUE(plan.no_fit->reason.starts_with("the weights need ")) << plan.no_fit->reason;
+  auto more = std::find_if(plan.no_fit->changes.begin(), plan.no_fit->changes.end(),
+                           [](const FitChange& c) { return c.kind == "more_gpus"; });
+  ASSERT_NE(more, plan.no_fit->changes.end());
+  EXPECT_EQ(more->option, "--gpus 8");
+}
+
+TEST(MakePlan, NoFitOffersAQuantizedCheckpointOfTheSameModel) {
+  auto model = load_model("deepseek-ai/DeepSeek-R1").value();
+  auto plan = make_plan(model, setup("H100", 8), context(8192), v("0.19.0")).value();
+  ASSERT_TRUE(plan.no_fit);
+  auto q = std::find_if(plan.no_fit->changes.begin(), plan.no_fit->changes.end(),
+                        [](const FitChange& c) { return c.kind == "quantized_checkpoint"; });
+  ASSERT_NE(q, plan.no_fit->changes.end());
+  EXPECT_EQ(q->option, "cognitivecomputations/DeepSeek-R1-AWQ");
+}
+
+TEST(MakePlan, KvCacheTooSmallSuggestsAShorterContext) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto plan = make_plan(model, setup("RTX 4080"), context(32768, 8), v("0.19.0")).value();
+  ASSERT_FALSE(plan.recommended);
+  auto c = std::find_if(plan.no_fit->changes.begin(), plan.no_fit->changes.end(),
+                        [](const FitChange& f) { return f.kind == "shorter_context"; });
+  ASSERT_NE(c, plan.no_fit->changes.end());
+  EXPECT_TRUE(c->option.starts_with("--context "));
+}
+
+TEST(MakePlan, ThroughputRunsDataParallelReplicasOfASmallModel) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto plan = make_plan(model, setup("H100", 4), context(4096), v("0.19.0")).value();
+  ASSERT_TRUE(plan.recommended);
+  EXPECT_EQ(plan.recommended->prediction.settings.tensor_parallel_size, 1);
+  EXPECT_EQ(plan.recommended->prediction.settings.data_parallel_size, 4);
+}
+
+TEST(MakePlan, LatencyUsesTheLargestTensorParallelGroup) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto r = context(4096);
+  r.goal = PlanGoal::latency;
+  auto plan = make_plan(model, setup("H100", 4), r, v("0.19.0")).value();
+  ASSERT_TRUE(plan.recommended);
+  EXPECT_EQ(plan.recommended->prediction.settings.tensor_parallel_size, 4);
+  EXPECT_EQ(plan.recommended->prediction.settings.max_num_seqs, 1);
+}
+
+TEST(MakePlan, Fp8KvCacheIsChosenOnlyWhenAllowed) {
+  auto model = load_model("Qwen/Qwen3-8B").value();
+  auto r = context(8192);
+  auto plain = make_plan(model, setup("H100"), r, v("0.19.0")).value();
+  r.allow_fp8_kv = true;
+  auto fp8 = make_plan(model, setup("H100"), r, v("0.19.0")).value();
+  EXPECT_EQ(plain.recommended->prediction.settings.kv_cache_dtype, "auto");
+  EXPECT_EQ(fp8.recommended->prediction.settings.kv_cache_dtype, "fp8");
+}
+
+TEST(MakePlan, WithoutAContextServesTheLongestThatFits) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  auto plan = make_plan(model, setup("RTX 4080"), PlanRequest{}, v("0.19.0")).value();
+  ASSERT_TRUE(plan.recommended);
+  EXPECT_LT(plan.context_tokens, plan.model_max_len);
+  EXPECT_EQ(plan.recommended->prediction.settings.max_model_len, plan.context_tokens);
+}
+
+TEST(MakePlan, MultiNodeUsesPipelineStagesAcrossNodes) {
+  auto model = load_model("meta-llama/Meta-Llama-3.1-405B-Instruct-FP8").value();
+  auto plan = make_plan(model, setup("H100", 8, std::nullopt, 2), context(16384), v("0.19.0")).value();
+  ASSERT_TRUE(plan.recommended);
+  EXPECT_EQ(plan.recommended->prediction.settings.tensor_parallel_size, 8);
+  EXPECT_EQ(plan.recommended->prediction.settings.pipeline_parallel_size, 2);
+}
+
+TEST(CompactInventory, KeepsThePerRankWeightBytes) {
+  auto model = load_model("Qwen/Qwen3-30B-A3B").value();
+  GpuSetup s = setup("H100", 4);
+  VllmFlags f;
+  f.tensor_parallel_size = 2;
+  f.pipeline_parallel_size = 2;
+  f.max_model_len = 4096;
+  auto full = predict(model, s, f, v("0.19.0")).value();
+  ModelSpec compact = model;
+  compact.weights = plan::compact_inventory(model, synthesize_weights(model), 2);
+  auto small = predict(compact, s, f, v("0.19.0")).value();
+  EXPECT_LT(compact.weights->tensors.size(), 200u);
+  EXPECT_NEAR(static_cast<double>(small.memory.weights), static_cast<double>(full.memory.weights), 16.0);
+  EXPECT_EQ(small.num_gpu_blocks, full.num_gpu_blocks);
+}
+
+}  // namespace
+}  // namespace headroom
