@@ -2,6 +2,8 @@
 // the vLLM file it reproduces.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "engine/empirical.h"
 #include "engine/kv_layers.h"
@@ -69,9 +71,36 @@ double kv_element_bytes(const std::string& kv_dtype, double model_bytes) {
 
 std::string gib(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
 
-}  // namespace
+// Per-stage weights depend only on the model and the weight plan, but walking a large MoE
+// checkpoint's tensor list (~90k tensors for DeepSeek-V3) costs tens of milliseconds; searches call
+// predict() many times with the same layout, so the result is memoised (bounded, thread-safe).
+std::vector<engine::StageWeights> cached_stage_weights(const ModelSpec& model, const engine::WeightPlan& plan) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<engine::StageWeights>> cache;
+  std::string key = model.id + '\n' + model.location + '\n' + std::string(to_string(model.source)) + '\n' +
+                    std::to_string(model.weights ? model.weights->total_bytes : -1) + '\n' +
+                    std::to_string(model.weights ? model.weights->tensors.size() : 0) + '\n' +
+                    std::to_string(plan.tensor_parallel_size) + '/' + std::to_string(plan.pipeline_parallel_size) + '/' +
+                    std::to_string(plan.expert_parallel_size) + '/' + plan.dtype + '/' + plan.online_quantization + '/' +
+                    plan.gpu_architecture + '/' + std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) +
+                    '/' + (model.quantization ? model.quantization->method : std::string());
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  std::vector<engine::StageWeights> stages;
+  if (model.weights) {
+    stages = engine::stage_weights(model, *model.weights, plan);
+  } else {
+    stages = engine::stage_weights(model, synthesize_weights(model), plan);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= 256) cache.clear();
+  cache.emplace(key, stages);
+  return stages;
+}
 
-WeightsInventory synthesize_weights(const ModelSpec& model);
+}  // namespace
 
 Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
                            const VllmVersion& version, const PredictOptions& options) {
@@ -182,12 +211,6 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
       gpus.free_bytes ? std::max<Bytes>(0, total - *gpus.free_bytes - (gpus.free_measured_by_vllm ? m.baseline : 0)) : 0;
 
   // --- Weights per stage (gpu_model_runner.py load_model) ---
-  WeightsInventory synthesized;
-  const WeightsInventory* inventory = model.weights ? &*model.weights : nullptr;
-  if (!inventory) {
-    synthesized = synthesize_weights(model);
-    inventory = &synthesized;
-  }
   engine::WeightPlan plan;
   plan.tensor_parallel_size = tp;
   plan.pipeline_parallel_size = pp;
@@ -195,7 +218,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   plan.dtype = s.dtype;
   plan.online_quantization = online_quant;
   plan.gpu_architecture = gpus.gpu.architecture;
-  auto stages = engine::stage_weights(model, *inventory, plan);
+  auto stages = cached_stage_weights(model, plan);
   p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
 
   const auto capture_sizes = engine::cudagraph_capture_sizes(version, s.max_num_seqs, s.max_num_batched_tokens);

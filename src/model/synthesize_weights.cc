@@ -84,6 +84,20 @@ class Builder {
   }
   void dense(const std::string& name, Shape shape) { add(name, m_dtype, std::move(shape)); }
 
+  // `count` identical linear layers stored as one stacked tensor per parameter ([count, ...]):
+  // routed experts. Bytes and sharding are those of the separate tensors, at a fraction of the
+  // tensor count (DeepSeek-V3 has 58 × 256 experts).
+  void stacked_linear(const std::string& prefix, std::int64_t count, std::int64_t out, std::int64_t in) {
+    std::size_t first = m_inv.tensors.size();
+    linear(prefix, out, in);
+    for (std::size_t i = first; i < m_inv.tensors.size(); ++i) {
+      TensorInfo& t = m_inv.tensors[i];
+      m_inv.total_bytes += t.bytes * (count - 1);
+      t.bytes *= count;
+      t.shape.insert(t.shape.begin(), count);
+    }
+  }
+
   // A linear layer's weight [out, in] under `prefix` (no ".weight"), quantized per the scheme
   // unless the module is in the ignore list. Biases are added by the caller.
   void linear(const std::string& prefix, std::int64_t out, std::int64_t in) {
@@ -246,27 +260,19 @@ void add_moe(Builder& b, const ModelSpec& m, const std::string& p) {
   if (t == "mixtral") {
     std::string f = p + "block_sparse_moe.";
     b.dense(f + "gate.weight", {E, H});
-    for (std::int64_t e = 0; e < E; ++e) {
-      std::string ep = f + "experts." + std::to_string(e) + ".";
-      b.linear(ep + "w1", I, H);
-      b.linear(ep + "w2", H, I);
-      b.linear(ep + "w3", I, H);
-    }
+    b.stacked_linear(f + "experts.w1", E, I, H);
+    b.stacked_linear(f + "experts.w2", E, H, I);
+    b.stacked_linear(f + "experts.w3", E, I, H);
     return;
   }
   bool nemotron = t == "nemotron_h";
   std::string f = p + (nemotron ? "mixer." : "mlp.");
   b.dense(f + "gate.weight", {E, H});
   if (t == "deepseek_v3" || t == "kimi_k2" || nemotron) b.add(f + "gate.e_score_correction_bias", "F32", {E});
-  for (std::int64_t e = 0; e < E; ++e) {
-    std::string ep = f + "experts." + std::to_string(e) + ".";
-    if (nemotron) {  // squared-ReLU experts: no gate projection
-      b.linear(ep + "up_proj", I, H);
-      b.linear(ep + "down_proj", H, I);
-    } else {
-      add_gated_mlp(b, ep, H, I);
-    }
-  }
+  const std::string ep = f + "experts.";
+  if (!nemotron) b.stacked_linear(ep + "gate_proj", E, I, H);  // squared-ReLU experts have no gate
+  b.stacked_linear(ep + "up_proj", E, I, H);
+  b.stacked_linear(ep + "down_proj", E, H, I);
   if (x.shared_expert_intermediate_size > 0 && !nemotron) {
     add_gated_mlp(b, f + "shared_expert.", H, x.shared_expert_intermediate_size);
     b.dense(f + "shared_expert_gate.weight", {1, H});
