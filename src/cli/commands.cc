@@ -6,6 +6,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"check", "predict vLLM's startup memory for a model, GPUs and flags", run_check},
       {"gpus", "list live GPUs, or the built-in GPU catalogue (--catalog)", run_gpus},
+      {"rules", "print Prometheus alerting rules for the alerts of 'watch'", run_rules},
+      {"watch", "watch a running vLLM server's metrics, with alerts and what to change", run_watch},
   };
   return table;
 }

@@ -20,5 +20,7 @@ const std::vector<Command>& commands();
 // One entry point per subcommand, each in src/cli/<name>.cc.
 int run_check(const Args& args);
 int run_gpus(const Args& args);
+int run_rules(const Args& args);
+int run_watch(const Args& args);
 
 }  // namespace headroom::cli
