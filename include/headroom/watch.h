@@ -37,7 +37,7 @@ class HttpClient {
   virtual ~HttpClient() = default;
   // GETs `url`, giving up after `timeout_s` seconds. Errors (code unavailable, where = url):
   // "cannot connect: <reason>", "no response within T s", "the server closed the connection ...",
-  // "the server answered HTTP <status>", "the response is larger than N MiB", "cancelled".
+  // "the server answered HTTP <status>", "the response is larger than N bytes", "cancelled".
   virtual Result<HttpResponse> get(const std::string& url, double timeout_s) = 0;
 };
 

@@ -101,7 +101,7 @@ class CurlHttpClient final : public HttpClient {
       case CURLE_PARTIAL_FILE:
       case CURLE_RECV_ERROR: return "the server closed the connection in the middle of the answer";
       case CURLE_WRITE_ERROR:
-        if (t.too_large) return fmt::format("the response is larger than {:g} MiB", to_mib(m_options.max_body_bytes));
+        if (t.too_large) return fmt::format("the response is larger than {} bytes", m_options.max_body_bytes);
         return detail;
       case CURLE_ABORTED_BY_CALLBACK: return "cancelled";
       default: return detail;
