@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhyperscan-dev libre2-dev libsqlite3-dev libpqxx-dev libpq-dev
   libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev
+  time
 )
 if [ "${1:-}" = "--test" ]; then
   packages+=(prometheus postgresql sqlite3 python3 gzip)

@@ -29,8 +29,13 @@ struct GpuSpec {
   double total_gib() const { return to_gib(total_bytes); }
 };
 
-// A GPU given only by its memory (`--gpu-memory-gib X`).
+// A GPU given only by its memory (`--gpu-memory-gib X`): key "custom", total_bytes = X GiB.
 GpuSpec custom_gpu(double total_gib);
+
+// The memory the driver typically keeps back from CUDA on a GPU whose NVML (nvidia-smi) total is
+// `nvml_total_bytes`: what separates nvidia-smi's memory.total from cudaMemGetInfo's total.
+// A fit over the catalogue rows where both totals were observed (see src/gpu/gpu_catalog.cc).
+Bytes typical_driver_reserve(Bytes nvml_total_bytes);
 
 class GpuCatalog {
  public:
@@ -40,9 +45,18 @@ class GpuCatalog {
   // Parses catalogue JSON Lines. Errors name the line.
   static Result<GpuCatalog> from_jsonl(std::string_view text, const std::string& origin);
 
-  // Finds a GPU by key, alias or NVML name, case-insensitively and ignoring spaces/dashes.
+  // Finds a GPU by key, alias or NVML name, case-insensitively and ignoring spaces, dashes and
+  // underscores; "80GB" and "80G" are the same. A key wins over an alias, an alias over an NVML
+  // name, and among rows that share a name the first row of the catalogue wins (so "H100" is the
+  // SXM 80GB row, "A100" the SXM4 40GB row, "NVIDIA GeForce RTX 3080" the 10GB row). A leading
+  // "NVIDIA", "GeForce", "Tesla", "AMD" or "Instinct" may be left out or added.
   // Errors: not_found with "did you mean" suggestions in the message.
   Result<GpuSpec> find(std::string_view name) const;
+
+  // The row for a live GPU named `nvml_name` whose NVML total is `nvml_total_bytes`: rows sharing
+  // the name (RTX 3080 10GB/12GB) are told apart by memory. nullopt when no row has the name or
+  // the row's memory does not fit the live total (another SKU under the same name).
+  std::optional<GpuSpec> match_live(std::string_view nvml_name, Bytes nvml_total_bytes) const;
 
   const std::vector<GpuSpec>& all() const { return m_gpus; }
 

@@ -76,6 +76,9 @@ struct HybridConfig {
   int linear_value_head_dim = 0;
   int linear_conv_kernel_dim = 0;
   int full_attention_interval = 0;
+  // Nemotron-H hybrid_override_pattern, one character per layer: M Mamba-2, * attention,
+  // - MLP only, E MoE ("" when the model has no such pattern).
+  std::string layer_pattern;
 };
 
 struct VisionConfig {
@@ -170,6 +173,9 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
 // `origin` names the file in error messages.
 Result<ModelSpec> parse_model_config(const nlohmann::json& config, const std::string& origin);
 
+// Same, from the raw text of a config.json: malformed JSON and type errors carry origin:line:col.
+Result<ModelSpec> parse_model_config_text(std::string_view text, const std::string& origin);
+
 // Reads the JSON header of one .safetensors file (8-byte little-endian length + JSON); tensor data
 // is never read. Errors: parse_error for absurd lengths, truncated files, or malformed headers.
 Result<std::vector<TensorInfo>> read_safetensors_header(const std::string& path);
@@ -185,6 +191,19 @@ std::vector<std::string> catalog_model_ids();
 Result<ModelSpec> catalog_model(std::string_view id);
 
 // Parameter count from the weights inventory when present, else from the architecture.
+// Packed quantized tensors count the weights they hold (an I32 qweight holds 8 4-bit values).
 std::int64_t parameter_count(const ModelSpec& model);
+
+// The tensors the model's Hugging Face checkpoint would hold, with HF names, shapes and dtypes
+// (from torch_dtype and the quantization config), for models read without safetensors files.
+// exact = false. Layers at index >= num_layers (MTP heads) are not included.
+WeightsInventory synthesize_weights(const ModelSpec& model);
+
+// Whether decoder layer `layer` has a routed-expert (MoE) MLP.
+bool is_moe_layer(const ModelSpec& model, int layer);
+
+// Bytes per element of a safetensors dtype name ("BF16" → 2); 0 for names it does not know.
+// Packed 4-bit types (F4, F8_E8M0 scales...) are stored in U8/I32 containers in checkpoints.
+int dtype_bytes(std::string_view safetensors_dtype);
 
 }  // namespace headroom

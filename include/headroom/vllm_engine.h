@@ -23,6 +23,9 @@ struct GpuSetup {
   int count = 1;                    // GPUs available (per node when nodes > 1)
   int nodes = 1;
   std::optional<Bytes> free_bytes;  // live free memory of the fullest GPU used (probe); nullopt = idle GPU
+  // Whether free_bytes was measured by vLLM itself after its CUDA context and NCCL were set up
+  // (the "Free memory on device" of a log), rather than by a probe before vLLM started.
+  bool free_measured_by_vllm = false;
   std::vector<std::string> memory_holders;  // "PID 4242 python holds 3.10 GiB on GPU 0"
 };
 
@@ -101,7 +104,8 @@ struct TermSources {
 struct Prediction {
   VllmVersion version;
   ResolvedSettings settings;
-  MemoryBreakdown memory;
+  MemoryBreakdown memory;               // the pipeline stage with the fewest KV blocks (sets num_gpu_blocks)
+  std::vector<MemoryBreakdown> stages;  // every pipeline stage, first to last (rank 0 is stages[0])
   KvCacheLayout kv;
   TermSources sources;
   std::int64_t num_gpu_blocks = 0;

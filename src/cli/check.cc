@@ -1,13 +1,120 @@
+// headroom check MODEL [vLLM flags] | headroom check [options] -- vllm serve MODEL [flags]
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/target_options.h"
+#include "headroom/model.h"
+#include "headroom/report.h"
+#include "headroom/vllm_config.h"
+#include "headroom/vllm_engine.h"
 
 namespace headroom::cli {
 
+namespace {
+
+constexpr const char* k_check_help = R"(usage: headroom check MODEL [vLLM flags] [options]
+       headroom check [options] -- vllm serve MODEL [flags]
+
+Predicts vLLM's startup memory for MODEL on the given GPUs: weights, activation peak, non-torch
+memory, CUDA graphs, KV cache blocks and tokens, maximum concurrency, and whether it starts.
+
+MODEL: a folder with config.json, a config.json path, a Hugging Face id in the local cache, or an
+id from the built-in catalogue.
+
+vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-parallel-size/-pp,
+  --data-parallel-size/-dp, --max-model-len (or auto), --gpu-memory-utilization, --max-num-seqs,
+  --max-num-batched-tokens, --kv-cache-dtype, --dtype, --quantization/-q, --enforce-eager,
+  --block-size, --enable-prefix-caching, --enable-chunked-prefill, --kv-cache-memory-bytes,
+  --num-gpu-blocks-override, --enable-expert-parallel. Other vLLM flags are ignored with a warning.
+
+options:
+  --gpu NAME            GPU model from the catalogue (e.g. H100, A100-40GB, RTX 4090)
+  --gpus N              GPUs available (default: what the flags use)
+  --nodes N             nodes (GPUs per node = --gpus)
+  --gpu-memory-gib X    any GPU, by the total memory CUDA reports
+  --used-gib X          memory already used by other processes on each GPU
+  --free-gib X          free memory on each GPU right now
+  --vllm-version V      vLLM version to model (default: newest modelled)
+  --format text|json    output format (default text)
+  --color auto|always|never
+exit: 0 starts, 3 predicted to fail, 1 error, 2 bad usage
+)";
+
+}  // namespace
+
 int run_check(const Args& args) {
-  print_error("check: not implemented yet");
-  return k_exit_failure;
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (a == "--help" || a == "-h") {
+      std::fputs(k_check_help, stdout);
+      return k_exit_ok;
+    }
+  }
+  Args own, vllm_args;
+  split_args(args,
+             {"--gpu", "--gpus", "--nodes", "--gpu-memory-gib", "--used-gib", "--free-gib", "--vllm-version", "--format",
+              "--color"},
+             {}, own, vllm_args);
+  TargetOptions target;
+  std::string format_text = "text", color_text = "auto";
+  CLI::App app{"headroom check"};
+  app.add_option("--gpu", target.gpu);
+  app.add_option("--gpus", target.gpus)->check(CLI::PositiveNumber);
+  app.add_option("--nodes", target.nodes)->check(CLI::PositiveNumber);
+  app.add_option("--gpu-memory-gib", target.gpu_memory_gib);
+  app.add_option("--used-gib", target.used_gib);
+  app.add_option("--free-gib", target.free_gib);
+  app.add_option("--vllm-version", target.vllm_version);
+  app.add_option("--format", format_text);
+  app.add_option("--color", color_text);
+  try {
+    std::vector<std::string> reversed(own.rbegin(), own.rend());
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    print_error(std::string(e.what()));
+    return k_exit_usage;
+  }
+  auto format = parse_format(format_text);
+  if (!format) return print_error(format.error()), k_exit_usage;
+  auto color = parse_color(color_text);
+  if (!color) return print_error(color.error()), k_exit_usage;
+
+  auto cmd = parse_vllm_command(vllm_args);
+  if (!cmd) return print_error(cmd.error()), k_exit_usage;
+  if (cmd->model.empty()) {
+    print_error("no model given: headroom check MODEL [vLLM flags] (see 'headroom check --help')");
+    return k_exit_usage;
+  }
+  for (const auto& w : cmd->warnings) print_warning(w);
+  if (auto ok = validate_flags(cmd->flags); !ok) return print_error(ok.error()), k_exit_usage;
+  auto version = resolve_version(target);
+  if (!version) return print_error(version.error()), k_exit_usage;
+
+  auto model = load_model(cmd->model);
+  if (!model) return print_error(model.error()), exit_code_for(model.error());
+
+  const auto& f = cmd->flags;
+  int needed = f.tensor_parallel_size.value_or(1) * f.pipeline_parallel_size.value_or(1) * f.data_parallel_size.value_or(1);
+  std::vector<std::string> warnings;
+  auto gpus = resolve_gpu_setup(target, needed, warnings);
+  if (!gpus) return print_error(gpus.error()), exit_code_for(gpus.error());
+  for (const auto& w : warnings) print_warning(w);
+
+  auto prediction = predict(*model, *gpus, cmd->flags, *version);
+  if (!prediction) return print_error(prediction.error()), exit_code_for(prediction.error());
+  for (const auto& w : prediction->warnings) print_warning(w);
+
+  if (*format == Format::json) {
+    auto j = prediction_to_json(*model, *gpus, *prediction);
+    for (const auto& w : cmd->warnings) j["warnings"].push_back(w);
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),
+               stdout);
+  }
+  return prediction->starts ? k_exit_ok : k_exit_negative;
 }
 
 }  // namespace headroom::cli

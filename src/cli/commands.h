@@ -20,6 +20,8 @@ const std::vector<Command>& commands();
 // One entry point per subcommand, each in src/cli/<name>.cc.
 int run_check(const Args& args);
 int run_gpus(const Args& args);
+int run_diagnose(const Args& args);
+int run_kb(const Args& args);
 int run_rules(const Args& args);
 int run_watch(const Args& args);
 

@@ -84,7 +84,7 @@ std::vector<std::string> closest_matches(std::string_view query, const std::vect
   std::stable_sort(scored.begin(), scored.end(), [](const Scored& x, const Scored& y) { return x.score < y.score; });
   std::vector<std::string> out;
   for (const auto& s : scored) {
-    if (std::find(out.begin(), out.end(), s.name) != out.end()) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const std::string& o) { return iequals(o, s.name); })) continue;
     out.push_back(s.name);
     if (out.size() == max) break;
   }

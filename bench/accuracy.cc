@@ -1,0 +1,337 @@
+// Accuracy benchmark: runs the prediction over vLLM startup measurements (JSON Lines with the
+// fields of calibration/startup.jsonl) and reports, per quantity, count, median and 90th-percentile
+// absolute % error, absolute GiB errors, the worst rows, and the same per era and architecture class.
+//
+//   bench_accuracy [FILE.jsonl] [--filter dense-v1] [--features OUT.jsonl] [--worst N]
+//
+// --features writes one line per row with the engine's structural inputs next to the observed
+// values; scripts/fit_calibration.py fits the empirical constants from it.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "engine/calibration_constants.h"
+#include "engine/empirical.h"
+#include "engine/vllm_defaults.h"
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+#include "headroom/units.h"
+#include "headroom/vllm_config.h"
+#include "headroom/vllm_engine.h"
+#include "util/json_file.h"
+#include "util/strings.h"
+
+using namespace headroom;
+using nlohmann::json;
+
+namespace {
+
+struct Sample {
+  std::string row;
+  std::string era;
+  std::string arch_class;
+  double predicted;
+  double observed;
+  double pct() const { return observed == 0 ? 0 : std::abs(predicted - observed) / std::abs(observed) * 100.0; }
+  double abs_diff() const { return std::abs(predicted - observed); }
+};
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * static_cast<double>(v.size() - 1);
+  auto lo = static_cast<std::size_t>(std::floor(pos));
+  auto hi = static_cast<std::size_t>(std::ceil(pos));
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::optional<double> num(const json& r, const char* key) {
+  if (!r.contains(key) || !r[key].is_number()) return std::nullopt;
+  return r[key].get<double>();
+}
+
+std::string str(const json& r, const char* key) {
+  return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : "";
+}
+
+// The row's vLLM version; when the row states none, the version its notes name ("~v0.13-0.15",
+// "v0.7.x log format"), flagged so the report can keep those rows apart.
+std::optional<VllmVersion> row_version(const json& r, bool& from_notes) {
+  static const std::regex k_ver(R"((\d+\.\d+(?:\.\d+)*(?:\.post\d+)?))");
+  static const std::regex k_note_ver(R"((?:vLLM |~v|~|v)(\d+\.\d+(?:\.\d+)?))");
+  std::smatch m;
+  std::string s = str(r, "vllm_version");
+  from_notes = false;
+  if (!std::regex_search(s, m, k_ver)) {
+    std::string notes = str(r, "notes");
+    if (!std::regex_search(notes, m, k_note_ver)) return std::nullopt;
+    from_notes = true;
+  }
+  auto v = VllmVersion::parse(m.str(1));
+  if (!v) return std::nullopt;
+  return *v;
+}
+
+std::string era_of(const VllmVersion& v) {
+  if (!v.is_v1_engine()) return "V0 (<=0.7)";
+  if (v < VllmVersion{0, 11}) return "V1 0.8-0.10";
+  if (v < VllmVersion{0, 17}) return "V1 0.11-0.16";
+  if (v < VllmVersion{0, 21}) return "V1 0.17-0.20";
+  return "V1 >=0.21";
+}
+
+std::string arch_class(const ModelSpec& m) {
+  bool sliding = std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(), [](LayerKind k) {
+    return k == LayerKind::sliding_attention || k == LayerKind::chunked_attention;
+  });
+  bool state = std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(),
+                           [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::linear_attention; });
+  if (state) return "hybrid";
+  if (m.mla) return "mla";
+  if (m.moe) return "moe";
+  if (sliding) return "sliding";
+  if (m.quantization) return "dense-quantized";
+  return "dense";
+}
+
+std::string quantization_flag(const json& r, const ModelSpec& model) {
+  std::string q = util::to_lower(str(r, "quantization"));
+  if (q.empty()) return "";
+  // "fp8" on a checkpoint without a quantization config is online quantisation.
+  if (q == "fp8" && !model.quantization) return "fp8";
+  return "";  // checkpoint quantisation is read from the model itself
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path = std::string(HEADROOM_SHARED_DIR) + "/calibration/startup.jsonl";
+  std::string filter, features_path;
+  std::size_t worst_n = 5;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--features" && i + 1 < argc) features_path = argv[++i];
+    else if (a == "--worst" && i + 1 < argc) worst_n = static_cast<std::size_t>(std::stoi(argv[++i]));
+    else if (a.rfind("--benchmark", 0) == 0) continue;
+    else path = a;
+  }
+  auto text = util::read_file(path);
+  if (!text) {
+    std::fprintf(stderr, "bench_accuracy: %s\n", text.error().to_string().c_str());
+    return 1;
+  }
+  auto rows = util::parse_jsonl(*text, path);
+  if (!rows) {
+    std::fprintf(stderr, "bench_accuracy: %s\n", rows.error().to_string().c_str());
+    return 1;
+  }
+  std::map<std::string, std::vector<Sample>> by_quantity;
+  std::vector<std::string> skipped;
+  int outcome_rows = 0, outcome_right = 0, false_starts = 0;
+  std::ofstream features;
+  if (!features_path.empty()) features.open(features_path);
+
+  for (const auto& r : *rows) {
+    std::string id = str(r, "id");
+    bool version_from_notes = false;
+    auto version = row_version(r, version_from_notes);
+    if (!version) {
+      skipped.push_back(id + ": no vLLM version");
+      continue;
+    }
+    auto model = load_model(str(r, "model"));
+    if (!model) {
+      skipped.push_back(id + ": " + model.error().message.substr(0, 90));
+      continue;
+    }
+    GpuSetup gpus;
+    if (auto total = num(r, "total_gpu_memory_gib")) {
+      gpus.gpu = custom_gpu(*total);
+      auto named = GpuCatalog::builtin().find(str(r, "gpu_name"));
+      if (named) {
+        gpus.gpu.name = named->name;
+        gpus.gpu.key = named->key;
+        gpus.gpu.architecture = named->architecture;
+        gpus.gpu.bf16_supported = named->bf16_supported;
+        gpus.gpu.compute_capability = named->compute_capability;
+      }
+    } else {
+      std::string name = str(r, "gpu_name");
+      if (name.find("not stated") != std::string::npos) {
+        skipped.push_back(id + ": GPU memory variant not stated (" + name + ")");
+        continue;
+      }
+      name = name.substr(0, name.find(" ("));
+      auto named = GpuCatalog::builtin().find(name);
+      if (!named) {
+        skipped.push_back(id + ": GPU total memory unknown (" + str(r, "gpu_name") + ")");
+        continue;
+      }
+      gpus.gpu = *named;
+    }
+    VllmFlags flags;
+    int tp = static_cast<int>(num(r, "tp").value_or(1)), pp = static_cast<int>(num(r, "pp").value_or(1));
+    flags.tensor_parallel_size = tp;
+    flags.pipeline_parallel_size = pp;
+    gpus.count = tp * pp;
+    if (auto v = num(r, "max_model_len")) flags.max_model_len = static_cast<std::int64_t>(*v);
+    if (auto v = num(r, "gpu_memory_utilization")) flags.gpu_memory_utilization = *v;
+    if (auto v = num(r, "max_num_seqs")) flags.max_num_seqs = static_cast<int>(*v);
+    if (auto v = num(r, "max_num_batched_tokens")) flags.max_num_batched_tokens = static_cast<int>(*v);
+    if (auto v = num(r, "block_size")) flags.block_size = static_cast<int>(*v);
+    std::string dtype = str(r, "dtype");
+    if (!dtype.empty() && dtype != "auto") flags.dtype = dtype;
+    std::string kv = str(r, "kv_cache_dtype");
+    if (!kv.empty() && kv != "auto") flags.kv_cache_dtype = kv;
+    if (r.contains("enforce_eager") && r["enforce_eager"].is_boolean()) flags.enforce_eager = r["enforce_eager"].get<bool>();
+    if (r.contains("enable_prefix_caching") && r["enable_prefix_caching"].is_boolean())
+      flags.enable_prefix_caching = r["enable_prefix_caching"].get<bool>();
+    if (auto q = quantization_flag(r, *model); !q.empty()) flags.quantization = q;
+    // Rows from `vllm serve` unless the source says LLM(...).
+    std::string other = str(r, "other_flags") + " " + str(r, "notes");
+    if (other.find("LLM(") != std::string::npos) flags.usage_context = UsageContext::llm_class;
+
+    // Rows whose own numbers contradict their stated utilization cannot be scored: from v0.9.1 on,
+    // vLLM computes KV = total × utilization − weights − activation − non-torch, so the logged
+    // terms must add up to the budget (within rounding); otherwise a flag was misrecorded.
+    {
+      auto w = num(r, "observed_weights_gib"), a = num(r, "observed_activation_peak_gib"),
+           n = num(r, "observed_non_torch_gib"), k = num(r, "observed_kv_cache_gib"),
+           u = num(r, "gpu_memory_utilization"), t = num(r, "total_gpu_memory_gib");
+      if (w && a && n && k && u && t && *version >= VllmVersion{0, 9, 1} && *version < VllmVersion{0, 21}) {
+        double gap = std::abs(*w + *a + *n + *k - *u * *t);
+        if (gap > 0.02 * *t) {
+          skipped.push_back(id + ": inconsistent row: weights + activation + non-torch + KV = " +
+                            util::fixed(*w + *a + *n + *k, 2) + " GiB but utilization × total = " +
+                            util::fixed(*u * *t, 2) + " GiB");
+          continue;
+        }
+      }
+    }
+    auto p = predict(*model, gpus, flags, *version);
+    if (!p) {
+      skipped.push_back(id + ": " + p.error().message);
+      continue;
+    }
+    std::string era = era_of(*version) + (version_from_notes ? " (version from notes)" : ""), cls = arch_class(*model);
+    if (!filter.empty()) {
+      bool dense_v1 = version->is_v1_engine() && (cls == "dense" || cls == "dense-quantized");
+      if (filter == "dense-v1" && !dense_v1) continue;
+      if (filter == "v1" && !version->is_v1_engine()) continue;
+    }
+    auto add = [&](const char* q, double pred, const char* obs_key, double scale = 1.0) {
+      auto o = num(r, obs_key);
+      if (!o) return;
+      by_quantity[q].push_back({id, era, cls, pred / scale, *o});
+    };
+    // vLLM logs rank 0, i.e. the first pipeline stage.
+    const auto& m = p->stages.empty() ? p->memory : p->stages.front();
+    add("weights_gib", to_gib(m.weights), "observed_weights_gib");
+    add("activation_gib", to_gib(m.activation_peak), "observed_activation_peak_gib");
+    add("non_torch_gib", to_gib(m.non_torch), "observed_non_torch_gib");
+    add("cuda_graph_gib", to_gib(m.cuda_graph), "observed_cuda_graph_gib");
+    add("kv_cache_gib", to_gib(m.kv_cache), "observed_kv_cache_gib");
+    add("kv_tokens", static_cast<double>(p->kv_cache_tokens), "observed_kv_tokens");
+    add("gpu_blocks", static_cast<double>(p->num_gpu_blocks), "observed_gpu_blocks");
+    if (num(r, "observed_max_concurrency")) {
+      auto len = num(r, "observed_concurrency_len");
+      double conc = p->max_concurrency;
+      if (len && static_cast<std::int64_t>(*len) != p->settings.max_model_len) conc = -1;  // different length
+      if (conc >= 0) add("concurrency", conc, "observed_max_concurrency");
+    }
+    std::string outcome = str(r, "observed_outcome");
+    if (!outcome.empty()) {
+      ++outcome_rows;
+      bool really_ok = outcome == "ok";
+      if (really_ok == p->starts) ++outcome_right;
+      else
+        by_quantity["outcome_miss"].push_back({id + " (observed " + outcome + ", predicted " + (p->starts ? "ok" : p->failure->error_class) + ")", era, cls, 1, 1});
+      if (!really_ok && p->starts) ++false_starts;
+    }
+    if (features.is_open()) {
+      json f;
+      f["id"] = id;
+      f["era"] = era;
+      f["class"] = cls;
+      f["version"] = version->to_string();
+      f["tp"] = tp;
+      f["pp"] = pp;
+      f["requests"] = std::min(p->settings.max_num_seqs, p->settings.max_num_batched_tokens);
+      f["tokens"] = p->settings.max_num_batched_tokens;
+      f["vocab_padded"] = round_up(model->vocab_size, 64);
+      engine::ActivationInputs ai;
+      ai.tensor_parallel_size = tp;
+      ai.max_num_seqs = p->settings.max_num_seqs;
+      ai.max_num_batched_tokens = p->settings.max_num_batched_tokens;
+      ai.dtype_bytes = p->settings.dtype == "float32" ? 4 : 2;
+      auto act = engine::estimate_activation(*model, *version, ai);
+      f["forward_bytes"] = act.forward;
+      f["moe_bytes_unit"] = engine::k_moe_workspace_factor > 0 ? static_cast<double>(act.moe) / engine::k_moe_workspace_factor : 0.0;
+      f["budget_bytes"] = p->memory.budget;
+      f["weights_bytes"] = p->stages.empty() ? p->memory.weights : p->stages.front().weights;
+      f["last_stage_has_sampler"] = pp == 1;
+      f["layers_per_stage"] = (model->num_layers + pp - 1) / pp;
+      f["moe"] = model->moe.has_value();
+      f["enforce_eager"] = p->settings.enforce_eager;
+      f["num_graph_sizes"] = static_cast<int>(engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs,
+                                                                               p->settings.max_num_batched_tokens).size());
+      for (const char* k : {"observed_activation_peak_gib", "observed_non_torch_gib", "observed_cuda_graph_gib",
+                            "observed_weights_gib", "observed_kv_cache_gib"})
+        f[k] = r.contains(k) ? r[k] : json(nullptr);
+      features << f.dump() << "\n";
+    }
+  }
+
+  std::printf("accuracy over %s%s\n\n", path.c_str(), filter.empty() ? "" : (" (filter " + filter + ")").c_str());
+  std::printf("%-16s %5s %9s %9s %9s %11s %11s\n", "quantity", "n", "median%", "p90%", "max%", "medianAbs", "p90Abs");
+  const char* order[] = {"weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib", "kv_cache_gib",
+                         "kv_tokens", "gpu_blocks", "concurrency"};
+  for (const char* q : order) {
+    auto& v = by_quantity[q];
+    std::vector<double> pct, absd;
+    for (auto& s : v) {
+      pct.push_back(s.pct());
+      absd.push_back(s.abs_diff());
+    }
+    std::printf("%-16s %5zu %9.2f %9.2f %9.2f %11.3f %11.3f\n", q, v.size(), percentile(pct, 0.5), percentile(pct, 0.9),
+                pct.empty() ? 0.0 : *std::max_element(pct.begin(), pct.end()), percentile(absd, 0.5), percentile(absd, 0.9));
+  }
+  std::printf("%-16s %5d  right: %d  wrong: %d  predicted to start but failed: %d\n\n", "outcome", outcome_rows,
+              outcome_right, outcome_rows - outcome_right, false_starts);
+
+  // Per era and per architecture class for the KV cache.
+  for (const char* key : {"era", "class"}) {
+    std::map<std::string, std::vector<double>> groups, abs_groups;
+    for (const char* q : {"kv_cache_gib"}) {
+      for (auto& s : by_quantity[q]) {
+        std::string g = std::string(key) == "era" ? s.era : s.arch_class;
+        groups[g].push_back(s.pct());
+        abs_groups[g].push_back(s.abs_diff());
+      }
+    }
+    std::printf("kv_cache_gib by %s:\n", key);
+    for (auto& [g, v] : groups)
+      std::printf("  %-18s n=%-3zu median %6.2f%%  p90 %6.2f%%  median abs %6.3f GiB\n", g.c_str(), v.size(),
+                  percentile(v, 0.5), percentile(v, 0.9), percentile(abs_groups[g], 0.5));
+    std::printf("\n");
+  }
+  for (const char* q : order) {
+    auto v = by_quantity[q];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end(), [](const Sample& a, const Sample& b) { return a.pct() > b.pct(); });
+    std::printf("worst %s:\n", q);
+    for (std::size_t i = 0; i < std::min(worst_n, v.size()); ++i)
+      std::printf("  %7.2f%%  predicted %12.3f observed %12.3f  %s\n", v[i].pct(), v[i].predicted, v[i].observed,
+                  v[i].row.c_str());
+  }
+  for (auto& s : by_quantity["outcome_miss"]) std::printf("outcome miss: %s\n", s.row.c_str());
+  std::printf("\nskipped %zu rows without the inputs:\n", skipped.size());
+  for (auto& s : skipped) std::printf("  %s\n", s.c_str());
+  return 0;
+}

@@ -1,0 +1,82 @@
+// Accuracy of `headroom diagnose` on labelled failure reports (errors.jsonl): the primary class
+// must equal the label on at least 95% of the reports whose excerpt is a log, and no look-alike
+// may be called out-of-memory. Prints every miss and the confusion (label -> predicted).
+//   bench_diagnose_accuracy [errors.jsonl]
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+
+#include "headroom/diagnose.h"
+#include "util/json_file.h"
+
+using namespace headroom;
+
+int main(int argc, char** argv) {
+  std::string path = argc > 1 ? argv[1] : std::string(HEADROOM_SHARED_DIR) + "/calibration/errors.jsonl";
+  auto text = util::read_file(path);
+  if (!text) {
+    std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", text.error().to_string().c_str());
+    return 1;
+  }
+  auto records = util::parse_jsonl(*text, path);
+  if (!records) {
+    std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", records.error().to_string().c_str());
+    return 1;
+  }
+  auto kb = KnowledgeBase::builtin();
+  if (!kb) {
+    std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", kb.error().to_string().c_str());
+    return 1;
+  }
+  std::set<std::string> look_alikes;
+  for (const auto& r : kb->records())
+    if (r.look_alike) look_alikes.insert(r.id);
+
+  struct Tally {
+    int total = 0, correct = 0, look_alike_called_oom = 0;
+    std::map<std::string, std::map<std::string, int>> confusion;
+  };
+  Tally strict, all;
+  for (const auto& rec : *records) {
+    std::string id = rec.value("id", "");
+    std::string label = rec.value("label", "");
+    std::string kind = rec.value("excerpt_kind", "");
+    std::string excerpt = rec.value("log_excerpt", "");
+    auto source = memory_source(excerpt + "\n", id);
+    auto d = diagnose(*source, *kb);
+    std::string predicted = "(error)";
+    bool oom = false;
+    if (d) {
+      predicted = d->primary ? d->primary->error_class : "(none)";
+      oom = d->primary && d->primary->out_of_memory;
+    }
+    bool ok = predicted == label;
+    for (Tally* t : {&all, kind == "log" ? &strict : nullptr}) {
+      if (!t) continue;
+      t->total++;
+      if (ok) t->correct++;
+      if (look_alikes.count(label) && oom) t->look_alike_called_oom++;
+      t->confusion[label][predicted]++;
+    }
+    if (!ok)
+      std::printf("miss %-12s %-40s label %-34s got %s%s\n", kind.c_str(), id.c_str(), label.c_str(), predicted.c_str(),
+                  d && d->primary ? (" (" + d->primary->phase + ")").c_str() : "");
+  }
+  auto report = [](const char* name, const Tally& t) {
+    std::printf("\n%s: %d/%d correct (%.1f%%), look-alikes called out-of-memory: %d\n", name, t.correct, t.total,
+                t.total ? 100.0 * t.correct / t.total : 0.0, t.look_alike_called_oom);
+    std::printf("confusion (label -> predicted: count)\n");
+    for (const auto& [label, row] : t.confusion) {
+      std::printf("  %-34s", label.c_str());
+      for (const auto& [pred, n] : row) std::printf(" %s%s:%d", pred == label ? "" : "*", pred.c_str(), n);
+      std::printf("\n");
+    }
+  };
+  report("excerpt_kind == log (strict)", strict);
+  report("all reports", all);
+  bool pass = strict.total > 0 && strict.correct * 100 >= 95 * strict.total && strict.look_alike_called_oom == 0 &&
+              all.look_alike_called_oom == 0;
+  std::printf("\n%s\n", pass ? "PASS: >= 95% on log excerpts, no look-alike called out-of-memory" : "FAIL");
+  return pass ? 0 : 1;
+}

@@ -1,0 +1,168 @@
+// headroom diagnose [LOG ...]: names the failure in vLLM logs and computes the flags that fix it.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "headroom/diagnose.h"
+#include "util/strings.h"
+
+namespace headroom::cli {
+
+namespace {
+
+std::string number_text(double v) {
+  if (v == static_cast<double>(static_cast<long long>(v)) && std::abs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  return util::fixed(v, 2);
+}
+
+void print_text(const Diagnosis& d, bool color) {
+  auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
+  auto red = [&](const std::string& s) { return color ? "\x1b[1;31m" + s + "\x1b[0m" : s; };
+  std::printf("%s: %s lines\n", d.source.c_str(), util::with_commas(d.lines).c_str());
+  if (!d.primary) {
+    std::printf("no failure found\n");
+    return;
+  }
+  const Finding& f = *d.primary;
+  std::printf("%s %s%s in phase %s, line %lld%s\n", red("failure:").c_str(), bold(f.error_class).c_str(),
+              f.look_alike ? " (not an out-of-memory error)" : "", f.phase.c_str(), static_cast<long long>(f.line),
+              f.occurrences > 1 ? (" (" + std::to_string(f.occurrences) + " times)").c_str() : "");
+  std::printf("  %s\n", f.message.c_str());
+  std::printf("  phase from: %s\n", f.phase_basis.c_str());
+  if (!f.facts.empty() || !f.text_facts.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : f.facts) parts.push_back(k + "=" + number_text(v));
+    for (const auto& [k, v] : f.text_facts) parts.push_back(k + "=" + v);
+    std::printf("  facts: %s\n", util::join(parts, ", ").c_str());
+  }
+  const LoggedRun& r = d.run;
+  std::vector<std::string> run;
+  if (!r.version_text.empty()) run.push_back("vLLM " + r.version_text);
+  if (!r.model.empty()) run.push_back(r.model);
+  if (r.total_gib) run.push_back("GPU " + util::fixed(*r.total_gib, 2) + " GiB");
+  if (r.flags.gpu_memory_utilization) run.push_back("util " + util::fixed(*r.flags.gpu_memory_utilization, 2));
+  if (r.flags.max_model_len) run.push_back("max_model_len " + std::to_string(*r.flags.max_model_len));
+  if (r.flags.tensor_parallel_size) run.push_back("tp " + std::to_string(*r.flags.tensor_parallel_size));
+  if (r.weights_gib) run.push_back("weights " + util::fixed(*r.weights_gib, 2) + " GiB");
+  if (r.activation_peak_gib) run.push_back("activation " + util::fixed(*r.activation_peak_gib, 2) + " GiB");
+  if (r.kv_cache_gib) run.push_back("KV " + util::fixed(*r.kv_cache_gib, 2) + " GiB");
+  if (!run.empty()) std::printf("run: %s\n", util::join(run, ", ").c_str());
+  if (!d.fixes.empty()) {
+    std::printf("%s\n", bold("fixes:").c_str());
+    int i = 0;
+    for (const auto& s : d.fixes) {
+      std::vector<std::string> ch;
+      for (const auto& [flag, value] : s.changes) ch.push_back(flag == "ENV" ? value : (value.empty() ? flag : flag + " " + value));
+      std::printf("  %d. %s  (confidence %.2f, %s)\n", ++i, ch.empty() ? "(no flag change)" : util::join(ch, " ").c_str(),
+                  s.confidence, s.basis.c_str());
+      std::printf("     why: %s\n", s.why.c_str());
+      if (!s.command.empty()) std::printf("     %s\n", s.command.c_str());
+    }
+  }
+  if (!d.dead_ends.empty()) {
+    std::printf("%s\n", bold("dead ends:").c_str());
+    for (const auto& de : d.dead_ends) std::printf("  - %s: %s\n", de.action.c_str(), de.why_fails.c_str());
+  }
+  for (const auto& n : d.notes) std::printf("note: %s\n", n.c_str());
+  if (!d.findings.empty()) {
+    std::printf("other findings:\n");
+    for (const auto& o : d.findings)
+      std::printf("  line %lld: %s (%s)%s: %s\n", static_cast<long long>(o.line), o.error_class.c_str(), o.phase.c_str(),
+                  o.occurrences > 1 ? (" x" + std::to_string(o.occurrences)).c_str() : "",
+                  o.message.substr(0, 160).c_str());
+  }
+}
+
+}  // namespace
+
+int run_diagnose(const Args& args) {
+  CLI::App app{"Names the failure in vLLM logs (plain or gzip; standard input when no LOG or '-'), the phase it "
+               "happened in and its numbers, and computes the flags that fix it.",
+               "headroom diagnose"};
+  std::vector<std::string> logs;
+  std::vector<std::string> kb_dirs;
+  std::string format_text = "text";
+  std::string color_text = "auto";
+  int gpus = 0;
+  app.add_option("LOG", logs, "vLLM log files ('-' = standard input)");
+  app.add_option("--kb", kb_dirs, "extra knowledge-base directory of *.json records (also HEADROOM_KB_PATH)");
+  app.add_option("--format", format_text, "text or json");
+  app.add_option("--color", color_text, "auto, always or never");
+  app.add_option("--gpus", gpus, "GPUs available, for tensor-parallel suggestions");
+  std::vector<std::string> argv(args.rbegin(), args.rend());
+  try {
+    app.parse(argv);
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", app.help().c_str());
+    return k_exit_ok;
+  } catch (const CLI::ParseError& e) {
+    print_error(std::string("diagnose: ") + e.what());
+    return k_exit_usage;
+  }
+  auto format = parse_format(format_text);
+  if (!format) return print_error(format.error()), k_exit_usage;
+  auto color = parse_color(color_text);
+  if (!color) return print_error(color.error()), k_exit_usage;
+  auto kb = KnowledgeBase::load(kb_dirs);
+  if (!kb) return print_error(kb.error()), k_exit_failure;
+  if (logs.empty()) logs.push_back("-");
+  auto engine = prediction_fix_engine();
+  bool tty = isatty(STDERR_FILENO) != 0;
+  nlohmann::json all = nlohmann::json::array();
+  bool failure_found = false;
+  int status = k_exit_ok;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    auto source = open_log(logs[i]);
+    if (!source) {
+      print_error(source.error());
+      status = k_exit_failure;
+      continue;
+    }
+    DiagnoseOptions options;
+    options.fix.engine = engine.get();
+    if (gpus > 0) options.fix.gpus = gpus;
+    auto last = std::chrono::steady_clock::now();
+    bool shown = false;
+    if (tty) {
+      std::string name = (*source)->name();
+      options.scan.progress = [&, name](std::uint64_t done, std::optional<std::uint64_t> total) {
+        if (!total || *total < (64u << 20)) return;
+        auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(200)) return;
+        last = now;
+        shown = true;
+        std::fprintf(stderr, "\rheadroom: reading %s %3d%% (%llu/%llu MiB)", name.c_str(),
+                     static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(*total)),
+                     static_cast<unsigned long long>(done >> 20), static_cast<unsigned long long>(*total >> 20));
+      };
+    }
+    auto d = diagnose(**source, *kb, options);
+    if (shown) std::fprintf(stderr, "\r\x1b[K");
+    if (!d) {
+      print_error(d.error());
+      status = k_exit_failure;
+      continue;
+    }
+    for (const auto& w : d->warnings) print_warning(d->source + ": " + w);
+    if (d->bytes == 0) print_warning(d->source + ": the log is empty; nothing to diagnose");
+    failure_found = failure_found || d->primary.has_value();
+    if (*format == Format::json) {
+      all.push_back(to_json(*d));
+    } else {
+      if (i > 0) std::printf("\n");
+      print_text(*d, use_color(*color));
+    }
+  }
+  if (*format == Format::json) {
+    if (all.size() == 1) std::printf("%s\n", all[0].dump(2).c_str());
+    else std::printf("%s\n", nlohmann::json({{"schema_version", 1}, {"diagnoses", all}}).dump(2).c_str());
+  }
+  if (status != k_exit_ok) return status;
+  return failure_found ? k_exit_negative : k_exit_ok;
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,38 @@
+// Options shared by `check` and `plan`: which GPUs (--gpu, --gpus, --nodes, --gpu-memory-gib,
+// --used-gib/--free-gib), which vLLM version, and the split between headroom's own options and the
+// vLLM flags of a pasted command.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "headroom/error.h"
+#include "headroom/vllm_engine.h"
+#include "headroom/vllm_version.h"
+
+namespace headroom::cli {
+
+struct TargetOptions {
+  std::string gpu = "auto";  // catalogue name, or "auto" for the live GPUs
+  int gpus = 0;              // 0: as many as the flags need
+  int nodes = 1;
+  std::optional<double> gpu_memory_gib;
+  std::optional<double> used_gib;
+  std::optional<double> free_gib;
+  std::string vllm_version;
+};
+
+// Splits `args` into headroom's own options (those in `own_value_flags` / `own_bool_flags`, with
+// their values) and the rest, which is a vLLM command line. Everything after "--" is vLLM's.
+void split_args(const Args& args, const std::vector<std::string>& own_value_flags,
+                const std::vector<std::string>& own_bool_flags, Args& own, Args& vllm);
+
+// The GPU setup for the options: a catalogue GPU, a custom size, or the live GPUs.
+// `needed` is how many GPUs the configuration uses.
+Result<GpuSetup> resolve_gpu_setup(const TargetOptions& options, int needed, std::vector<std::string>& warnings);
+
+Result<VllmVersion> resolve_version(const TargetOptions& options);
+
+}  // namespace headroom::cli

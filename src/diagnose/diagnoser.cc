@@ -1,0 +1,438 @@
+// From matched lines to findings. The phase of an out-of-memory error is read from its context as
+// the taxonomy describes: frames of the current traceback first (the most specific phase wins,
+// because a capture or sampler warm-up runs inside the profile/dummy-run functions), then the last
+// startup landmark the log reached ("Model loading took", "Available KV cache memory", ...).
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <unordered_map>
+
+#include "headroom/diagnose.h"
+
+namespace headroom {
+
+namespace {
+
+enum class Role { signature, fact, evidence, anchor, traceback };
+
+struct PatternRef {
+  Role role;
+  int record = -1;   // signature, fact, evidence
+  int pattern = -1;  // signature: index in record.patterns; anchor: anchor index
+  int phase = -1;    // evidence: EvidencePhase
+};
+
+// Phases that evidence can point to, with how specific each is.
+enum EvidencePhase : int { ev_startup_check, ev_weights, ev_profile, ev_kv_alloc, ev_graphs, ev_sampler, ev_runtime, ev_count };
+constexpr std::array<const char*, ev_count> k_evidence_phase = {
+    "startup-free-memory-check", "weights-load", "profile-run", "kv-cache-alloc", "cuda-graph-capture", "sampler-warmup", "runtime"};
+constexpr std::array<int, ev_count> k_evidence_rank = {5, 6, 3, 4, 7, 8, 1};
+
+int evidence_phase_of(const std::string& phase) {
+  for (int i = 0; i < ev_count; ++i)
+    if (phase == k_evidence_phase[static_cast<std::size_t>(i)]) return i;
+  if (phase == "runtime-prefill" || phase == "runtime-decode") return ev_runtime;
+  return -1;
+}
+
+std::string escape_literal(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+double to_gib(double value, const std::string& unit) {
+  if (unit == "bytes" || unit == "B") return value / 1073741824.0;
+  if (unit == "KiB" || unit == "KB") return value / 1048576.0;
+  if (unit == "MiB" || unit == "MB") return value / 1024.0;
+  return value;  // GiB, and vLLM's "GB" (really GiB)
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  std::string t;
+  for (char c : text)
+    if (c != ',') t.push_back(c);
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size()) return std::nullopt;
+  return v;
+}
+
+std::string cut(std::string s, std::size_t max) {
+  if (s.size() > max) {
+    s.resize(max);
+    s += "...";
+  }
+  return s;
+}
+
+}  // namespace
+
+struct Diagnoser::Impl {
+  const KnowledgeBase& kb;
+  std::vector<std::string> regexes;
+  std::vector<std::vector<PatternRef>> refs;
+  std::vector<std::unique_ptr<RE2>> compiled;  // lazily, for captures
+  VllmLogParser parser;
+
+  // Context.
+  std::array<std::int64_t, ev_count> evidence_line{};
+  std::array<int, ev_count> evidence_pattern{};
+  std::int64_t traceback_line = 0;
+
+  struct Open {
+    std::size_t finding;
+    std::int64_t line;
+    std::vector<int> records;
+  };
+  std::optional<Open> open;
+  std::vector<Finding> findings;
+  std::vector<std::vector<int>> finding_records;  // per finding: the records sharing its signature
+  std::unordered_map<std::string, std::size_t> by_key;
+
+  explicit Impl(const KnowledgeBase& k) : kb(k) {
+    std::unordered_map<std::string, int> index;
+    auto add = [&](const std::string& regex, PatternRef ref) {
+      auto [it, inserted] = index.emplace(regex, static_cast<int>(regexes.size()));
+      if (inserted) {
+        regexes.push_back(regex);
+        refs.emplace_back();
+      }
+      refs[static_cast<std::size_t>(it->second)].push_back(ref);
+    };
+    add(R"(Traceback \(most recent call last\))", {Role::traceback});
+    const auto& anchors = VllmLogParser::anchors();
+    for (std::size_t a = 0; a < anchors.size(); ++a) add(escape_literal(anchors[a]), {Role::anchor, -1, static_cast<int>(a)});
+    const auto& records = kb.records();
+    for (std::size_t r = 0; r < records.size(); ++r) {
+      const KbRecord& rec = records[r];
+      for (std::size_t p = 0; p < rec.patterns.size(); ++p)
+        add(rec.patterns[p].regex, {Role::signature, static_cast<int>(r), static_cast<int>(p)});
+      for (const auto& f : rec.fact_patterns) add(f, {Role::fact, static_cast<int>(r)});
+      int ev = -1;
+      for (const auto& ph : rec.phases)
+        if (ev < 0) ev = evidence_phase_of(ph);
+      if (ev >= 0)
+        for (const auto& e : rec.phase_evidence) add(e, {Role::evidence, static_cast<int>(r), -1, ev});
+    }
+    compiled.resize(regexes.size());
+  }
+
+  const RE2& re(int id) {
+    auto& slot = compiled[static_cast<std::size_t>(id)];
+    if (!slot) {
+      RE2::Options options;
+      options.set_log_errors(false);
+      slot = std::make_unique<RE2>(regexes[static_cast<std::size_t>(id)], options);
+    }
+    return *slot;
+  }
+
+  // Named captures of pattern `id` on `line` (every match when `all`), units folded into GiB.
+  void extract(int id, std::string_view line, Finding& f, bool only_missing) {
+    const RE2& r = re(id);
+    if (!r.ok()) return;
+    int groups = r.NumberOfCapturingGroups();
+    if (groups <= 0) return;
+    const auto& names = r.CapturingGroupNames();
+    std::vector<re2::StringPiece> sub(static_cast<std::size_t>(groups) + 1);
+    std::size_t pos = 0;
+    while (pos <= line.size() &&
+           r.Match(line, pos, line.size(), RE2::UNANCHORED, sub.data(), static_cast<int>(sub.size()))) {
+      std::map<std::string, std::string_view> values;
+      for (const auto& [gi, name] : names)
+        if (sub[static_cast<std::size_t>(gi)].data())
+          values[name] = std::string_view(sub[static_cast<std::size_t>(gi)].data(), sub[static_cast<std::size_t>(gi)].size());
+      if (values.count("process_pid") && values.count("process_gib")) {
+        auto pid = parse_number(values["process_pid"]);
+        auto gib = parse_number(values["process_gib"]);
+        if (pid && gib) {
+          std::string unit = values.count("process_gib_unit") ? std::string(values["process_gib_unit"]) : "GiB";
+          f.processes.emplace_back(static_cast<std::int64_t>(*pid), to_gib(*gib, unit));
+        }
+      } else {
+        for (const auto& [name, text] : values) {
+          if (name.size() > 5 && name.compare(name.size() - 5, 5, "_unit") == 0) continue;
+          if (only_missing && (f.facts.count(name) || f.text_facts.count(name))) continue;
+          auto number = parse_number(text);
+          if (!number) {
+            f.text_facts[name] = std::string(text);
+            continue;
+          }
+          auto unit = values.find(name + "_unit");
+          f.facts[name] = unit == values.end() ? *number : to_gib(*number, std::string(unit->second));
+        }
+      }
+      std::size_t end = static_cast<std::size_t>(sub[0].data() + sub[0].size() - line.data());
+      if (!values.count("process_pid") || end <= pos) break;
+      pos = end;
+    }
+  }
+
+  struct PhaseChoice {
+    std::string phase;  // "" = unknown
+    std::string basis;
+    bool from_frames = false;
+  };
+
+  PhaseChoice context_phase(std::int64_t line) const {
+    const LoggedRun& run = parser.run();
+    std::int64_t window = traceback_line > 0 && line - traceback_line <= 400 ? traceback_line : line - 60;
+    window = std::max(window, run.stage_line);
+    int best = -1;
+    for (int p = 0; p < ev_count; ++p) {
+      if (evidence_line[static_cast<std::size_t>(p)] == 0 || evidence_line[static_cast<std::size_t>(p)] < window) continue;
+      if (best < 0 || k_evidence_rank[static_cast<std::size_t>(p)] > k_evidence_rank[static_cast<std::size_t>(best)]) best = p;
+    }
+    if (best >= 0) {
+      auto b = static_cast<std::size_t>(best);
+      return {k_evidence_phase[b],
+              "'" + regexes[static_cast<std::size_t>(evidence_pattern[b])] + "' at line " + std::to_string(evidence_line[b]),
+              true};
+    }
+    std::string after = " (the last startup landmark, line " + std::to_string(run.stage_line) + ")";
+    switch (run.stage) {
+      case StartupStage::serving:
+      case StartupStage::engine_ready: return {"runtime", "engine started" + after};
+      case StartupStage::graphs_captured:
+        if (run.v1_engine == std::optional<bool>(false)) return {"runtime", "after CUDA graph capture" + after};
+        return {"sampler-warmup", "after CUDA graph capture, before the engine was ready" + after};
+      case StartupStage::capturing_graphs: return {"cuda-graph-capture", "during CUDA graph capture" + after};
+      case StartupStage::kv_cache_sized:
+        if (run.flags.enforce_eager) return {"sampler-warmup", "after KV cache sizing, eager mode" + after};
+        return {"cuda-graph-capture", "after KV cache sizing" + after};
+      case StartupStage::weights_loaded:
+      case StartupStage::profiling: return {"profile-run", "after the weights were loaded" + after};
+      case StartupStage::loading_weights: return {"weights-load", "while loading weights" + after};
+      case StartupStage::configured: return {"weights-load", "engine configured, no 'Model loading took' line yet" + after};
+      case StartupStage::not_started: break;
+    }
+    return {"", "no frame or startup line places it"};
+  }
+
+  // Picks the record a shared (by-phase) signature belongs to in `phase`.
+  int record_for_phase(const std::vector<int>& candidates, const std::string& phase) const {
+    int fallback = -1;
+    for (int r : candidates) {
+      const auto& phases = kb.records()[static_cast<std::size_t>(r)].phases;
+      for (const auto& p : phases) {
+        if (p == phase || (phase == "runtime" && (p == "runtime-prefill" || p == "runtime-decode"))) return r;
+        if (p == "unknown" && fallback < 0) fallback = r;
+      }
+    }
+    return fallback >= 0 ? fallback : (candidates.empty() ? -1 : candidates.front());
+  }
+
+  std::string concrete_phase(const std::string& phase, std::int64_t line) const {
+    if (phase != "runtime") return phase;
+    // A request added just before the failure is being prefilled.
+    bool added = evidence_line[ev_runtime] > 0 && line - evidence_line[ev_runtime] <= 60 &&
+                 regexes[static_cast<std::size_t>(evidence_pattern[ev_runtime])].find("Added request") != std::string::npos;
+    return added || parser.run().stage_line > 0 && line - parser.run().stage_line <= 60 ? "runtime-prefill" : "runtime-decode";
+  }
+
+  void add_signature(std::int64_t line_number, std::string_view raw, int id, const std::vector<PatternRef>& sig_refs) {
+    // Direct patterns decide the class; shared ones wait for the phase.
+    const PatternRef* direct = nullptr;
+    std::vector<int> by_phase;
+    for (const auto& ref : sig_refs) {
+      const auto& pat = kb.records()[static_cast<std::size_t>(ref.record)].patterns[static_cast<std::size_t>(ref.pattern)];
+      if (pat.match == MatchRule::direct) {
+        if (!direct || pat.priority > kb.records()[static_cast<std::size_t>(direct->record)]
+                                          .patterns[static_cast<std::size_t>(direct->pattern)]
+                                          .priority)
+          direct = &ref;
+      } else {
+        by_phase.push_back(ref.record);
+      }
+    }
+    PhaseChoice choice = context_phase(line_number);
+    int record = -1;
+    const KbPattern* pattern = nullptr;
+    std::vector<int> candidates;
+    if (direct) {
+      record = direct->record;
+      pattern = &kb.records()[static_cast<std::size_t>(record)].patterns[static_cast<std::size_t>(direct->pattern)];
+      candidates = {record};
+      for (const auto& ref : sig_refs)
+        if (ref.record != record) candidates.push_back(ref.record);
+    } else {
+      record = record_for_phase(by_phase, choice.phase);
+      if (record < 0) return;
+      candidates = by_phase;
+      for (const auto& ref : sig_refs)
+        if (ref.record == record) pattern = &kb.records()[static_cast<std::size_t>(record)].patterns[static_cast<std::size_t>(ref.pattern)];
+    }
+    const KbRecord& rec = kb.records()[static_cast<std::size_t>(record)];
+    std::string phase;
+    if (direct) {
+      // A direct class has its own phase; when it lists several, the context picks one.
+      std::string ctx = concrete_phase(choice.phase, line_number);
+      for (const auto& p : rec.phases)
+        if (p == ctx || (choice.phase == "runtime" && p.rfind("runtime", 0) == 0)) phase = p;
+      if (phase.empty()) phase = rec.phases.front();
+      if (phase == ctx) {
+      } else {
+        choice.basis = "the message belongs to this phase";
+      }
+    } else {
+      phase = choice.phase.empty() ? "unknown" : concrete_phase(choice.phase, line_number);
+    }
+    std::string key = rec.id + "|" + phase;
+    std::string clean = cut(clean_log_line(raw), 2000);
+    auto it = by_key.find(key);
+    if (it != by_key.end()) {
+      Finding& f = findings[it->second];
+      f.occurrences++;
+      f.last_line = line_number;
+      if (pattern->priority > f.priority) {
+        f.priority = pattern->priority;
+        f.severity = pattern->severity;
+        f.line = line_number;
+        f.message = clean;
+      }
+      extract(id, clean, f, true);
+      open = Open{it->second, line_number, candidates};
+      return;
+    }
+    Finding f;
+    f.error_class = rec.id;
+    f.phase = phase;
+    f.phase_basis = choice.basis;
+    f.line = f.last_line = line_number;
+    f.message = clean;
+    f.out_of_memory = rec.out_of_memory;
+    f.look_alike = rec.look_alike;
+    f.severity = pattern->severity;
+    f.priority = pattern->priority;
+    extract(id, clean, f, false);
+    by_key[key] = findings.size();
+    open = Open{findings.size(), line_number, candidates};
+    findings.push_back(std::move(f));
+  }
+
+  void add_fact(std::int64_t line_number, std::string_view raw, int id, const std::vector<PatternRef>& fact_refs) {
+    if (!open || line_number - open->line > 8) return;
+    bool listed = false;
+    for (const auto& ref : fact_refs)
+      if (std::find(open->records.begin(), open->records.end(), ref.record) != open->records.end()) listed = true;
+    if (!listed) return;
+    Finding& f = findings[open->finding];
+    extract(id, clean_log_line(raw), f, f.line != open->line);
+  }
+
+  void on_line(std::int64_t line_number, std::string_view line, const std::vector<int>& ids) {
+    // Landmarks and evidence first, so a failure on this line sees them.
+    for (int id : ids) {
+      for (const auto& ref : refs[static_cast<std::size_t>(id)]) {
+        if (ref.role == Role::traceback) traceback_line = line_number;
+        else if (ref.role == Role::anchor) parser.feed_matched(line_number, line, static_cast<std::size_t>(ref.pattern));
+        else if (ref.role == Role::evidence) {
+          evidence_line[static_cast<std::size_t>(ref.phase)] = line_number;
+          evidence_pattern[static_cast<std::size_t>(ref.phase)] = id;
+        }
+      }
+    }
+    // One finding per line: the strongest signature on it.
+    int best_id = -1;
+    int best_priority = -1;
+    std::vector<PatternRef> sig;
+    for (int id : ids) {
+      std::vector<PatternRef> here;
+      int priority = -1;
+      for (const auto& ref : refs[static_cast<std::size_t>(id)]) {
+        if (ref.role != Role::signature) continue;
+        here.push_back(ref);
+        priority = std::max(priority, kb.records()[static_cast<std::size_t>(ref.record)].patterns[static_cast<std::size_t>(ref.pattern)].priority);
+      }
+      if (!here.empty() && priority > best_priority) {
+        best_priority = priority;
+        best_id = id;
+        sig = std::move(here);
+      }
+    }
+    if (best_id >= 0) add_signature(line_number, line, best_id, sig);
+    for (int id : ids) {
+      std::vector<PatternRef> facts;
+      for (const auto& ref : refs[static_cast<std::size_t>(id)])
+        if (ref.role == Role::fact) facts.push_back(ref);
+      if (!facts.empty()) add_fact(line_number, line, id, facts);
+    }
+  }
+};
+
+Diagnoser::Diagnoser(const KnowledgeBase& kb) : m_impl(std::make_unique<Impl>(kb)) {}
+Diagnoser::~Diagnoser() = default;
+
+const std::vector<std::string>& Diagnoser::patterns() const { return m_impl->regexes; }
+
+void Diagnoser::on_line(std::int64_t line_number, std::string_view line, const std::vector<int>& pattern_ids) {
+  m_impl->on_line(line_number, line, pattern_ids);
+}
+
+Diagnosis Diagnoser::finish() {
+  Impl& impl = *m_impl;
+  Diagnosis d;
+  d.run = impl.parser.run();
+  // CUDA graphs exist when torch reports memory in private pools: an OOM whose phase came only
+  // from the startup stage happened after capture.
+  for (auto& f : impl.findings) {
+    auto pools = f.facts.find("private_pools_gib");
+    if (pools == f.facts.end() || pools->second <= 0 || !f.out_of_memory) continue;
+    if (f.phase_basis.rfind("'", 0) == 0) continue;  // placed by a frame
+    if (f.phase == "profile-run" || f.phase == "weights-load" || f.phase == "unknown" || f.phase == "kv-cache-alloc") {
+      std::string phase = d.run.engine_started ? "runtime-decode" : "sampler-warmup";
+      const KbRecord* rec = nullptr;
+      for (const auto& r : impl.kb.records())
+        for (const auto& p : r.phases)
+          if (p == phase && r.out_of_memory && !rec) rec = &r;
+      if (rec) {
+        f.error_class = rec->id;
+        f.phase = phase;
+        f.phase_basis = "torch reports memory in CUDA graph private pools, so graphs were already captured";
+      }
+    }
+  }
+  std::vector<Finding> all = std::move(impl.findings);
+  if (!all.empty()) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < all.size(); ++i)
+      if (all[i].priority > all[best].priority || (all[i].priority == all[best].priority && all[i].line < all[best].line))
+        best = i;
+    d.primary = all[best];
+    all.erase(all.begin() + static_cast<std::ptrdiff_t>(best));
+    std::sort(all.begin(), all.end(), [](const Finding& a, const Finding& b) { return a.line < b.line; });
+    d.findings = std::move(all);
+  }
+  // Fill the run's total memory from the failure when no startup line gave it.
+  if (d.primary && !d.run.total_gib) {
+    if (auto t = d.primary->facts.find("total_gib"); t != d.primary->facts.end()) d.run.total_gib = t->second;
+  }
+  return d;
+}
+
+Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options) {
+  Diagnoser diagnoser(kb);
+  auto scanner = LogScanner::create(diagnoser.patterns());
+  if (!scanner) return tl::unexpected(scanner.error());
+  auto totals = (*scanner)->scan(
+      source, [&](std::int64_t n, std::string_view line, const std::vector<int>& ids) { diagnoser.on_line(n, line, ids); },
+      options.scan);
+  if (!totals) return tl::unexpected(totals.error());
+  Diagnosis d = diagnoser.finish();
+  d.source = source.name();
+  d.lines = totals->lines;
+  d.bytes = totals->bytes;
+  d.warnings = (*scanner)->warnings();
+  d.warnings.insert(d.warnings.end(), totals->warnings.begin(), totals->warnings.end());
+  plan_fixes(d, kb, options.fix);
+  return d;
+}
+
+}  // namespace headroom

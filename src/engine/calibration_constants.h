@@ -1,0 +1,52 @@
+// Empirical constants of the memory model. Written by scripts/fit_calibration.py from the
+// features bench_accuracy extracts from calibration/startup.jsonl (vLLM startup logs); rerun both
+// when measurements arrive. Each constant says what it was fitted on. Do not edit by hand.
+#pragma once
+
+#include "headroom/vllm_version.h"
+
+namespace headroom::engine {
+
+// Sampler warm-up bytes per [request x padded vocab] logit (activation peak A), by sampler era:
+//   V0 and v0.11-v0.16 (top-k/top-p through a full sort of fp32 logits): 38.9 (median of 10 rows);
+//   v0.8-v0.10 (FlashInfer top-k/top-p sampling kernels, no sort): 12.5 (median of 3 rows,
+//     activation derived from the KV size because those logs do not print it);
+//   v0.17 onward (sampler rewritten without the sort path): 15.5 (median of 28 rows).
+inline double sampler_bytes_per_logit(const VllmVersion& v) {
+  if (v >= VllmVersion{0, 17}) return 15.5;
+  if (v >= VllmVersion{0, 8} && v < VllmVersion{0, 11}) return 12.5;
+  return 38.9;
+}
+
+// Fraction of the fused-MoE intermediate caches that stays in the activation peak (median of
+// 3 MoE rows of v0.17+).
+inline constexpr double k_moe_workspace_factor = 0.82;
+
+struct NonTorchEra {
+  double single_gpu_gib;
+  double tensor_parallel_gib;
+  double pipeline_parallel_gib;
+};
+
+// Non-torch memory increase (N) by era and layout, medians:
+//   before v0.18: single GPU 0.13 (n=12), TP>1 0.55 (n=2), PP>1 0.07 (n=0);
+//   v0.18 onward: single GPU 0.25 (n=31), TP>1 2.13 (n=2), PP>1 0.07 (n=2).
+// Layouts without rows take the other era's value.
+inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
+  static const NonTorchEra k_before_v018{0.13, 0.55, 0.07};
+  static const NonTorchEra k_from_v018{0.25, 2.13, 0.07};
+  return v >= VllmVersion{0, 18} ? k_from_v018 : k_before_v018;
+}
+
+// CUDA context + NCCL at the init snapshot: total - free in "worker init memory snapshot" lines
+// (0.47-0.63 GiB at TP 1-2; 1.18 GiB at larger TP/EP), memory model section 8.3.
+inline constexpr double k_baseline_context_gib = 0.5;
+inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
+
+// CUDA graph memory ("Graph capturing finished ... took X GiB") = base + per-layer x sizes/51 + MoE,
+// least squares on 34 v0.17+ rows.
+inline constexpr double k_graph_base_gib = 0.496;
+inline constexpr double k_graph_per_layer_gib = 0.0124;
+inline constexpr double k_graph_moe_extra_gib = 0.366;
+
+}  // namespace headroom::engine

@@ -1,0 +1,79 @@
+#include "engine/empirical.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/calibration_constants.h"
+
+namespace headroom::engine {
+
+namespace {
+
+int dense_intermediate(const ModelSpec& model) {
+  if (!model.moe) return model.intermediate_size;
+  if (model.moe->dense_intermediate_size > 0) return model.moe->dense_intermediate_size;
+  if (model.moe->first_k_dense_replace > 0 || !model.moe->mlp_only_layers.empty()) return model.intermediate_size;
+  // All layers MoE: the widest dense-like matmul is the shared expert, if any.
+  int shared = model.moe->shared_expert_intermediate_size;
+  if (shared == 0 && model.moe->num_shared_experts > 0)
+    shared = model.moe->num_shared_experts * model.moe->moe_intermediate_size;
+  return shared;
+}
+
+}  // namespace
+
+ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion& version, const ActivationInputs& in) {
+  ActivationEstimate out;
+  const double tp = std::max(1, in.tensor_parallel_size);
+  const double tokens = in.max_num_batched_tokens;
+  // Requests of the dummy run: min(max_num_seqs, max_num_batched_tokens) (gpu_model_runner.py
+  // profile_run); the sampler warm-up builds [R, vocab] logits on the last PP stage.
+  const double requests = std::min(in.max_num_seqs, in.max_num_batched_tokens);
+  const double vocab = static_cast<double>(round_up(model.vocab_size, 64));
+  if (in.last_pp_stage) {
+    out.sampler = static_cast<Bytes>(sampler_bytes_per_logit(version) * requests * vocab);
+  }
+  // Dummy forward without attention: the MLP's gate_up output (2I/TP), the activation output
+  // (I/TP) and ~4 hidden-sized buffers (residual, normed input, QKV/out projections) per token.
+  const double inter = dense_intermediate(model);
+  out.forward = static_cast<Bytes>(tokens * in.dtype_bytes * (3.0 * inter / tp + 4.0 * model.hidden_size));
+  if (model.moe && model.moe->num_experts > 0) {
+    // fused_moe intermediate caches: topk copies of each token through w13 (2I), the activation (I)
+    // and w2 (H). With expert parallelism the expert width is not split.
+    const double ep_tp = in.expert_parallel_size > 1 ? 1.0 : tp;
+    const double width = 3.0 * model.moe->moe_intermediate_size / ep_tp + model.hidden_size;
+    out.moe = static_cast<Bytes>(k_moe_workspace_factor * tokens * std::max(1, model.moe->experts_per_token) * width *
+                                 in.dtype_bytes);
+  }
+  // The forward pass and the sampler run one after the other: the peak is the larger of the two,
+  // plus the fused-MoE workspace that stays cached across them.
+  out.total = std::max(out.forward, out.sampler) + out.moe;
+  return out;
+}
+
+Bytes estimate_non_torch(const VllmVersion& version, int tp, int pp) {
+  const NonTorchEra& era = non_torch_era(version);
+  double gib = era.single_gpu_gib;
+  if (tp > 1) gib = era.tensor_parallel_gib;
+  else if (pp > 1) gib = era.pipeline_parallel_gib;
+  return from_gib(gib);
+}
+
+Bytes estimate_baseline(int tp, int pp) {
+  // CUDA context ≈ 0.5 GiB; NCCL communicators and custom all-reduce buffers add with the group size.
+  double gib = k_baseline_context_gib;
+  if (tp * pp > 1) gib += k_baseline_per_extra_rank_gib * std::min(7, tp * pp - 1);
+  return from_gib(gib);
+}
+
+Bytes estimate_cuda_graph(const ModelSpec& model, int num_capture_sizes, int stage_layers, int tp) {
+  if (num_capture_sizes <= 0) return 0;
+  // Piecewise graphs split at every attention layer, so graph memory grows with layers; the
+  // per-graph pool also grows with the number of captured batch sizes.
+  const double scale = static_cast<double>(num_capture_sizes) / 51.0;
+  double gib = k_graph_base_gib + k_graph_per_layer_gib * stage_layers * scale;
+  if (model.moe) gib += k_graph_moe_extra_gib;
+  return from_gib(gib);
+}
+
+}  // namespace headroom::engine

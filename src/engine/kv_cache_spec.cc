@@ -1,0 +1,189 @@
+#include "headroom/kv_cache_spec.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace headroom {
+
+std::string_view to_string(KvSpecType type) {
+  switch (type) {
+    case KvSpecType::full_attention: return "full_attention";
+    case KvSpecType::sliding_window: return "sliding_window";
+    case KvSpecType::chunked_local: return "chunked_local_attention";
+    case KvSpecType::mla: return "mla";
+    case KvSpecType::mamba: return "mamba";
+    case KvSpecType::cross_attention: return "cross_attention";
+  }
+  return "?";
+}
+
+Bytes LayerKvSpec::page_bytes() const {
+  if (page_size_padded > 0) return page_size_padded;
+  if (type == KvSpecType::mamba) return mamba_state_bytes;
+  const int hv = head_size_v > 0 ? head_size_v : head_size;
+  // kv_cache_interface.py: AttentionSpec page = block_size × heads × (K + V head sizes) × dtype;
+  // MLA stores one latent vector per token (no K/V doubling).
+  double per_token = type == KvSpecType::mla ? static_cast<double>(num_kv_heads) * head_size * element_bytes
+                                             : static_cast<double>(num_kv_heads) * (head_size + hv) * element_bytes;
+  return static_cast<Bytes>(static_cast<double>(block_size) * per_token);
+}
+
+Bytes LayerKvSpec::max_memory_usage_bytes(std::int64_t max_model_len, std::int64_t in_flight_tokens,
+                                          std::int64_t max_encoder_tokens) const {
+  const Bytes page = page_bytes();
+  switch (type) {
+    case KvSpecType::full_attention:
+    case KvSpecType::mla: return ceil_div(max_model_len, block_size) * page;
+    case KvSpecType::sliding_window: {
+      // SlidingWindowSpec: window − 1 + in-flight tokens, plus one block for misalignment.
+      std::int64_t tokens = std::min<std::int64_t>(sliding_window - 1 + in_flight_tokens, max_model_len);
+      return (ceil_div(tokens, block_size) + 1) * page;
+    }
+    case KvSpecType::chunked_local: {
+      std::int64_t tokens = std::min<std::int64_t>(attention_chunk_size + in_flight_tokens, max_model_len);
+      return ceil_div(tokens, block_size) * page;
+    }
+    case KvSpecType::mamba: return page;  // one state per request (mamba cache mode "none")
+    case KvSpecType::cross_attention: return ceil_div(max_encoder_tokens, block_size) * page;
+  }
+  return 0;
+}
+
+bool LayerKvSpec::same_as(const LayerKvSpec& o) const {
+  return type == o.type && block_size == o.block_size && num_kv_heads == o.num_kv_heads && head_size == o.head_size &&
+         head_size_v == o.head_size_v && element_bytes == o.element_bytes && sliding_window == o.sliding_window &&
+         attention_chunk_size == o.attention_chunk_size && mamba_state_bytes == o.mamba_state_bytes &&
+         page_size_padded == o.page_size_padded;
+}
+
+KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers) {
+  KvCacheConfig config;
+  if (layers.empty()) return config;
+  bool all_same = std::all_of(layers.begin(), layers.end(), [&](const LayerKvSpec& s) { return s.same_as(layers[0]); });
+  if (all_same) {
+    KvCacheGroup g{layers[0], {}};
+    for (int i = 0; i < static_cast<int>(layers.size()); ++i) g.layers.push_back(i);
+    config.groups.push_back(g);
+    config.group_size = static_cast<int>(layers.size());
+    config.page_bytes = layers[0].page_bytes();
+    return config;
+  }
+  bool same_type = std::all_of(layers.begin(), layers.end(), [&](const LayerKvSpec& s) {
+    return s.type == layers[0].type && s.block_size == layers[0].block_size &&
+           s.sliding_window == layers[0].sliding_window && s.attention_chunk_size == layers[0].attention_chunk_size;
+  });
+  if (same_type) {
+    // UniformTypeKVCacheSpecs: one group, page = Σ layer pages, one block covers every layer.
+    KvCacheGroup g{layers[0], {}};
+    for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
+      g.layers.push_back(i);
+      config.uniform_page_sum += layers[i].page_bytes();
+    }
+    config.groups.push_back(g);
+    config.group_size = 1;
+    config.uniform_type = true;
+    config.page_bytes = config.uniform_page_sum;
+    return config;
+  }
+  // Hybrid: unify page sizes by scaling the block size of smaller-page layers
+  // (unify_hybrid_kv_cache_specs), then bucket identical specs.
+  Bytes max_page = 0;
+  for (const auto& s : layers) max_page = std::max(max_page, s.page_bytes());
+  for (auto& s : layers) {
+    Bytes p = s.page_bytes();
+    if (p == max_page) continue;
+    if (s.type == KvSpecType::mamba) {
+      s.page_size_padded = max_page;
+    } else if (p > 0 && max_page % p == 0) {
+      s.block_size = static_cast<int>(s.block_size * (max_page / p));
+    } else {
+      // unify_hybrid_kv_cache_specs raises NotImplementedError for pages that do not divide.
+      config.error = "KV cache page sizes " + std::to_string(p) + " and " + std::to_string(max_page) +
+                     " bytes cannot be unified (vLLM raises NotImplementedError for this hybrid layout)";
+      return config;
+    }
+  }
+  std::vector<std::pair<LayerKvSpec, std::vector<int>>> buckets;
+  for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
+    auto it = std::find_if(buckets.begin(), buckets.end(), [&](const auto& b) { return b.first.same_as(layers[i]); });
+    if (it == buckets.end()) buckets.push_back({layers[i], {i}});
+    else it->second.push_back(i);
+  }
+  std::size_t min_n = SIZE_MAX, max_n = 0;
+  for (const auto& b : buckets) {
+    min_n = std::min(min_n, b.second.size());
+    max_n = std::max(max_n, b.second.size());
+  }
+  // kv_cache_utils.py: group_size = min layers per bucket, but max when max < 1.5 × min.
+  std::size_t group_size = (static_cast<double>(max_n) < 1.5 * static_cast<double>(min_n)) ? max_n : min_n;
+  config.group_size = static_cast<int>(group_size);
+  config.page_bytes = max_page;
+  for (const auto& [spec, idx] : buckets) {
+    std::size_t n_groups = ceil_div(static_cast<std::int64_t>(idx.size()), static_cast<std::int64_t>(group_size));
+    for (std::size_t g = 0; g < n_groups; ++g) {
+      KvCacheGroup group{spec, {}};
+      for (std::size_t k = g; k < idx.size(); k += n_groups) group.layers.push_back(idx[k]);
+      config.padding_layers += static_cast<int>(group_size - group.layers.size());
+      config.groups.push_back(group);
+    }
+  }
+  return config;
+}
+
+std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available) {
+  if (config.empty()) return 1;  // attention-free models: only the null block
+  if (available <= 0) return 0;
+  if (config.uniform_type) return available / config.uniform_page_sum;
+  return (available / config.page_bytes) / config.group_size;
+}
+
+namespace {
+
+Bytes need_per_group_sum(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
+  Bytes sum = 0;
+  for (const auto& g : config.groups) sum += g.spec.max_memory_usage_bytes(max_model_len, in_flight);
+  return sum;
+}
+
+}  // namespace
+
+std::int64_t blocks_per_request(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
+  if (config.empty()) return 0;
+  if (config.uniform_type) return ceil_div(max_model_len, config.groups[0].spec.block_size);
+  return ceil_div(need_per_group_sum(config, max_model_len, in_flight), config.page_bytes);
+}
+
+Bytes kv_bytes_needed(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
+  if (config.empty()) return 0;
+  if (config.uniform_type) return ceil_div(max_model_len, config.groups[0].spec.block_size) * config.uniform_page_sum;
+  // _check_enough_kv_cache_memory: group_size × page × Σ_g ceil(need_g / page).
+  Bytes blocks = 0;
+  for (const auto& g : config.groups)
+    blocks += ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), config.page_bytes);
+  return blocks * config.page_bytes * config.group_size;
+}
+
+std::int64_t estimate_max_model_len(const KvCacheConfig& config, Bytes available, std::int64_t upper,
+                                    std::int64_t in_flight) {
+  std::int64_t lo = 1, hi = upper, best = 0;
+  while (lo <= hi) {
+    std::int64_t mid = lo + (hi - lo) / 2;
+    if (kv_bytes_needed(config, mid, in_flight) <= available) {
+      best = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return best;
+}
+
+double max_concurrency(const KvCacheConfig& config, std::int64_t num_blocks, std::int64_t max_model_len,
+                       std::int64_t in_flight) {
+  std::int64_t per_request = blocks_per_request(config, max_model_len, in_flight);
+  if (per_request <= 0) return 0;
+  return static_cast<double>(num_blocks) / static_cast<double>(per_request);
+}
+
+}  // namespace headroom

@@ -1,0 +1,114 @@
+#include "engine/kv_layers.h"
+
+#include <algorithm>
+
+#include "engine/weights.h"
+
+namespace headroom::engine {
+
+Bytes mamba_state_bytes(const ModelSpec& model, LayerKind kind, int tp, double dtype_bytes) {
+  if (!model.hybrid) return 0;
+  const HybridConfig& h = *model.hybrid;
+  const double ssm_bytes = h.mamba_ssm_cache_dtype.empty() ? dtype_bytes : dtype_bytes_or(h.mamba_ssm_cache_dtype, dtype_bytes);
+  if (kind == LayerKind::linear_attention) {
+    // Gated DeltaNet (mamba_utils.py): conv ((2·Hk·dk + Hv·dv)/tp, K−1), ssm (Hv/tp, dv, dk).
+    double conv = static_cast<double>(2 * h.linear_num_key_heads * h.linear_key_head_dim +
+                                      h.linear_num_value_heads * h.linear_value_head_dim) /
+                  tp * std::max(0, h.linear_conv_kernel_dim - 1) * dtype_bytes;
+    double ssm = static_cast<double>(h.linear_num_value_heads) / tp * h.linear_value_head_dim * h.linear_key_head_dim *
+                 ssm_bytes;
+    return static_cast<Bytes>(conv + ssm);
+  }
+  // Mamba-2: conv ((I + 2·G'·N)/tp, K−1), ssm (H/tp, P, N), G' = groups padded to a multiple of tp.
+  int inter = h.mamba_intermediate_size > 0 ? h.mamba_intermediate_size : h.mamba_num_heads * h.mamba_head_dim;
+  int groups = h.n_groups;
+  if (groups % tp != 0) groups = static_cast<int>(round_up(groups, tp));
+  double conv = static_cast<double>(inter + 2 * groups * h.ssm_state_size) / tp * std::max(0, h.conv_kernel - 1) * dtype_bytes;
+  double ssm = static_cast<double>(h.mamba_num_heads) / tp * h.mamba_head_dim * h.ssm_state_size * ssm_bytes;
+  return static_cast<Bytes>(conv + ssm);
+}
+
+KvLayers build_kv_layers(const ModelSpec& model, const KvLayerInputs& in) {
+  KvLayers out;
+  const int tp = std::max(1, in.tensor_parallel_size);
+  LayerKvSpec attn;
+  attn.block_size = in.block_size;
+  attn.element_bytes = in.kv_element_bytes;
+  if (model.mla) {
+    // MLA stores the compressed latent + rope part once per token, not split by TP.
+    attn.type = KvSpecType::mla;
+    attn.num_kv_heads = 1;
+    attn.head_size = model.mla->kv_lora_rank + model.mla->qk_rope_head_dim;
+  } else {
+    attn.num_kv_heads = std::max(1, model.num_kv_heads / tp);
+    attn.head_size = model.head_dim;
+  }
+  // Hybrid Mamba models: the attention block is raised until its page holds one Mamba state
+  // (platforms/interface.py _align_hybrid_block_size).
+  Bytes mamba_page = 0;
+  LayerKind state_kind = LayerKind::mamba;
+  for (int i = in.first_layer; i < in.end_layer; ++i) {
+    LayerKind k = model.layer_kind(i);
+    if (k == LayerKind::mamba || k == LayerKind::linear_attention) {
+      state_kind = k;
+      mamba_page = std::max(mamba_page, mamba_state_bytes(model, k, tp, in.model_dtype_bytes));
+    }
+  }
+  if (mamba_page == 0) {
+    for (int i = 0; i < model.num_layers; ++i) {
+      LayerKind k = model.layer_kind(i);
+      if (k == LayerKind::mamba || k == LayerKind::linear_attention)
+        mamba_page = std::max(mamba_page, mamba_state_bytes(model, k, tp, in.model_dtype_bytes));
+    }
+  }
+  if (mamba_page > 0) {
+    LayerKvSpec one = attn;
+    one.block_size = 1;
+    Bytes a1 = one.page_bytes();
+    int kernel = std::max(16, in.block_size);
+    if (a1 > 0) {
+      std::int64_t bs = kernel * ceil_div(mamba_page, kernel * a1);
+      if (bs > attn.block_size) {
+        attn.block_size = static_cast<int>(bs);
+        out.notes.push_back("attention block size raised to " + std::to_string(bs) +
+                            " tokens so a page holds one Mamba state");
+      }
+      mamba_page = attn.block_size * a1;  // the Mamba page is padded to exactly the attention page
+    }
+  }
+  out.attention_block_size = attn.block_size;
+  for (int i = in.first_layer; i < in.end_layer; ++i) {
+    LayerKind k = model.layer_kind(i);
+    LayerKvSpec s = attn;
+    switch (k) {
+      case LayerKind::full_attention: break;
+      case LayerKind::sliding_attention:
+        if (in.hybrid_manager && model.sliding_window && *model.sliding_window > 0) {
+          s.type = KvSpecType::sliding_window;
+          s.sliding_window = *model.sliding_window;
+        }
+        break;
+      case LayerKind::chunked_attention:
+        if (in.hybrid_manager && model.attention_chunk_size) {
+          s.type = KvSpecType::chunked_local;
+          s.attention_chunk_size = *model.attention_chunk_size;
+        }
+        break;
+      case LayerKind::cross_attention: s.type = KvSpecType::cross_attention; break;
+      case LayerKind::mamba:
+      case LayerKind::linear_attention:
+        s = LayerKvSpec{};
+        s.type = KvSpecType::mamba;
+        s.block_size = attn.block_size;
+        s.mamba_state_bytes = mamba_state_bytes(model, k, tp, in.model_dtype_bytes);
+        s.page_size_padded = mamba_page;
+        break;
+      case LayerKind::no_attention: continue;
+    }
+    out.specs.push_back(s);
+  }
+  (void)state_kind;
+  return out;
+}
+
+}  // namespace headroom::engine

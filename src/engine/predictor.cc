@@ -1,0 +1,413 @@
+// predict(): vLLM's startup memory accounting, step by step (memory model §8.2). Each step notes
+// the vLLM file it reproduces.
+#include <algorithm>
+#include <cmath>
+
+#include "engine/empirical.h"
+#include "engine/kv_layers.h"
+#include "engine/vllm_defaults.h"
+#include "engine/vllm_messages.h"
+#include "engine/weights.h"
+#include "headroom/kv_cache_spec.h"
+#include "headroom/vllm_engine.h"
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace {
+
+using engine::dtype_bytes;
+
+bool has_state_layers(const ModelSpec& m) {
+  return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(),
+                     [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::linear_attention; });
+}
+
+bool has_kind(const ModelSpec& m, LayerKind kind) {
+  return std::find(m.layer_kinds.begin(), m.layer_kinds.end(), kind) != m.layer_kinds.end();
+}
+
+// config/model.py _resolve_auto_dtype: the checkpoint dtype, float32 downcast to the preferred
+// half type (bf16 from v0.9.1 / #18751, fp16 before), bf16 only on compute capability ≥ 8.0.
+struct DtypeResolution {
+  std::string dtype;
+  std::optional<Failure> failure;
+  std::vector<std::string> warnings;
+};
+
+DtypeResolution resolve_dtype(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, const VllmVersion& v) {
+  DtypeResolution r;
+  std::string requested = flags.dtype.value_or("auto");
+  if (requested == "half") requested = "float16";
+  if (requested == "float") requested = "float32";
+  const bool bf16_ok = gpu.bf16_supported;
+  if (requested == "auto") {
+    std::string cfg = util::to_lower(model.torch_dtype);
+    if (cfg.empty()) cfg = "bfloat16";
+    if (cfg == "float32") cfg = v >= VllmVersion{0, 9, 1} ? "bfloat16" : "float16";
+    if (cfg == "bfloat16" && !bf16_ok) {
+      r.warnings.push_back("the model's bfloat16 runs as float16 on " + gpu.name + " (no bf16 support)");
+      cfg = "float16";
+    }
+    r.dtype = cfg;
+    return r;
+  }
+  r.dtype = requested;
+  if (requested == "bfloat16" && !bf16_ok) {
+    r.failure = Failure{"unsupported_dtype_on_gpu", "config",
+                        engine::bf16_unsupported_message(gpu.name, gpu.compute_capability.empty() ? "7.x" : gpu.compute_capability), {}};
+  }
+  return r;
+}
+
+double kv_element_bytes(const std::string& kv_dtype, double model_bytes) {
+  if (kv_dtype == "auto") return model_bytes;
+  if (kv_dtype.starts_with("fp8") || kv_dtype == "int8_per_token_head") return 1;
+  if (kv_dtype == "nvfp4") return 0.5625;
+  return dtype_bytes(kv_dtype) > 0 ? dtype_bytes(kv_dtype) : model_bytes;
+}
+
+std::string gib(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
+
+}  // namespace
+
+WeightsInventory synthesize_weights(const ModelSpec& model);
+
+Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
+                           const VllmVersion& version, const PredictOptions& options) {
+  if (auto ok = validate_flags(flags); !ok) return tl::unexpected(ok.error());
+  if (model.num_layers <= 0 || model.hidden_size <= 0 || model.vocab_size <= 0)
+    return make_error(ErrorCode::unsupported,
+                      "model '" + model.id + "' lacks the architecture facts a prediction needs (layers, hidden size, vocabulary)");
+  if (gpus.gpu.total_bytes <= 0) return make_error(ErrorCode::invalid_argument, "the GPU's total memory is unknown", "--gpu");
+
+  Prediction p;
+  p.version = version;
+  ResolvedSettings& s = p.settings;
+  s.usage_context = flags.usage_context;
+  s.tensor_parallel_size = flags.tensor_parallel_size.value_or(1);
+  s.pipeline_parallel_size = flags.pipeline_parallel_size.value_or(1);
+  s.data_parallel_size = flags.data_parallel_size.value_or(1);
+  const int tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
+  p.gpus_used = tp * pp * s.data_parallel_size;
+  const int available_gpus = gpus.count * std::max(1, gpus.nodes);
+  if (p.gpus_used > available_gpus)
+    return make_error(ErrorCode::invalid_argument,
+                      "tensor_parallel_size " + std::to_string(tp) + " × pipeline_parallel_size " + std::to_string(pp) +
+                          " × data_parallel_size " + std::to_string(s.data_parallel_size) + " needs " +
+                          std::to_string(p.gpus_used) + " GPUs, but the setup has " + std::to_string(available_gpus) +
+                          " (set --gpus N)");
+  const bool v1 = version.is_v1_engine();
+  const Bytes total = gpus.gpu.total_bytes;
+
+  // --- Resolve the configuration (config/model.py, config/cache.py, engine/arg_utils.py) ---
+  auto dt = resolve_dtype(model, gpus.gpu, flags, version);
+  s.dtype = dt.dtype;
+  for (auto& w : dt.warnings) p.warnings.push_back(w);
+  const double model_bytes = dtype_bytes(s.dtype);
+  std::string online_quant;
+  if (flags.quantization) {
+    s.quantization = *flags.quantization;
+    if (!model.quantization && (s.quantization == "fp8" || s.quantization == "bitsandbytes")) online_quant = s.quantization;
+  } else if (model.quantization) {
+    s.quantization = model.quantization->method;
+  }
+  s.kv_cache_dtype = flags.kv_cache_dtype.value_or("auto");
+  if (s.kv_cache_dtype == "auto" && model.quantization && model.quantization->kv_cache_fp8) {
+    s.kv_cache_dtype = "fp8";
+    p.notes.push_back("the checkpoint declares an fp8 KV cache, so kv_cache_dtype auto resolves to fp8");
+  }
+  const double kv_bytes = kv_element_bytes(s.kv_cache_dtype, model_bytes);
+
+  const std::int64_t derived_len = engine::derived_max_model_len(model);
+  s.max_model_len = flags.max_model_len.value_or(derived_len);
+  s.gpu_memory_utilization = flags.gpu_memory_utilization.value_or(engine::default_gpu_memory_utilization(version));
+  s.enforce_eager = flags.enforce_eager;
+  s.kv_cache_memory_bytes = flags.kv_cache_memory_bytes;
+  const bool state_model = has_state_layers(model);
+  if (v1) {
+    s.enable_chunked_prefill = flags.enable_chunked_prefill.value_or(true);
+    s.enable_prefix_caching = flags.enable_prefix_caching.value_or(!state_model && !model.is_encoder_decoder);
+  } else {
+    s.enable_chunked_prefill = flags.enable_chunked_prefill.value_or(s.max_model_len > 32768 && !model.sliding_window);
+    s.enable_prefix_caching = flags.enable_prefix_caching.value_or(false);
+  }
+  auto batch = engine::resolve_batch_limits(version, gpus.gpu, flags, s.max_model_len, s.enable_chunked_prefill);
+  s.max_num_seqs = batch.max_num_seqs;
+  s.max_num_batched_tokens = batch.max_num_batched_tokens;
+  s.estimate_cuda_graphs = v1 && !s.enforce_eager &&
+                           flags.estimate_cuda_graphs.value_or(version.estimates_cuda_graphs_by_default());
+  // Block size: 16 unless the user set it; MLA backends of v0.8-v0.11 forced 64 (FlashMLA) or
+  // 128 (CUTLASS MLA on Blackwell) — platforms/cuda.py.
+  s.block_size = flags.block_size.value_or(16);
+  if (!flags.block_size && model.mla && v1 && version < VllmVersion{0, 12})
+    s.block_size = gpus.gpu.architecture == "Blackwell" ? 128 : 64;
+
+  auto fail = [&](Failure f) {
+    if (!p.failure) p.failure = std::move(f);
+  };
+  if (dt.failure) fail(*dt.failure);
+  if (flags.max_model_len && *flags.max_model_len > derived_len) {
+    fail(Failure{"max_model_len_exceeds_model_limit", "config",
+                 engine::max_model_len_exceeds_message(*flags.max_model_len, model.max_length_key, derived_len), {}});
+  }
+  if (model.num_attention_heads > 0 && model.num_attention_heads % tp != 0)
+    fail(Failure{"tp_size_not_divisible", "config", engine::tp_not_divisible_message(model.num_attention_heads, tp), {}});
+  if (pp > model.num_layers)
+    fail(Failure{"pp_size_too_large", "config",
+                 "pipeline_parallel_size (" + std::to_string(pp) + ") is larger than the number of layers (" +
+                     std::to_string(model.num_layers) + ")", {}});
+  if (s.max_num_batched_tokens < s.max_num_seqs && flags.max_num_batched_tokens)
+    fail(Failure{"scheduler_config_invalid", "config",
+                 "max_num_batched_tokens (" + std::to_string(s.max_num_batched_tokens) +
+                     ") must be greater than or equal to max_num_seqs (" + std::to_string(s.max_num_seqs) + ").", {}});
+  if (!s.enable_chunked_prefill && s.max_num_batched_tokens < s.max_model_len)
+    fail(Failure{"scheduler_config_invalid", "config",
+                 "max_num_batched_tokens (" + std::to_string(s.max_num_batched_tokens) + ") is smaller than max_model_len (" +
+                     std::to_string(s.max_model_len) +
+                     "). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM "
+                     "reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.", {}});
+
+  // --- Budget (v1/worker/utils.py request_memory) ---
+  MemoryBreakdown& m = p.memory;
+  m.total = total;
+  m.budget = static_cast<Bytes>(std::ceil(static_cast<double>(total) * s.gpu_memory_utilization));
+  m.outside_budget = total - m.budget;
+  m.baseline = engine::estimate_baseline(tp, pp);
+  // Free memory at vLLM's init snapshot: what a probe saw before vLLM started, less the CUDA context
+  // and NCCL buffers vLLM creates first; a log's own figure already excludes them.
+  const Bytes free_at_start =
+      gpus.free_bytes ? *gpus.free_bytes - (gpus.free_measured_by_vllm ? 0 : m.baseline) : total - m.baseline;
+  const Bytes other_processes =
+      gpus.free_bytes ? std::max<Bytes>(0, total - *gpus.free_bytes - (gpus.free_measured_by_vllm ? m.baseline : 0)) : 0;
+
+  // --- Weights per stage (gpu_model_runner.py load_model) ---
+  WeightsInventory synthesized;
+  const WeightsInventory* inventory = model.weights ? &*model.weights : nullptr;
+  if (!inventory) {
+    synthesized = synthesize_weights(model);
+    inventory = &synthesized;
+  }
+  engine::WeightPlan plan;
+  plan.tensor_parallel_size = tp;
+  plan.pipeline_parallel_size = pp;
+  plan.expert_parallel_size = flags.enable_expert_parallel ? tp * s.data_parallel_size : 1;
+  plan.dtype = s.dtype;
+  plan.online_quantization = online_quant;
+  plan.gpu_architecture = gpus.gpu.architecture;
+  auto stages = engine::stage_weights(model, *inventory, plan);
+  p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
+
+  const auto capture_sizes = engine::cudagraph_capture_sizes(version, s.max_num_seqs, s.max_num_batched_tokens);
+  // Graph memory grows with the number of capture sizes (one PIECEWISE graph per size, plus FULL
+  // decode graphs for sizes ≤ max_num_seqs from v0.11, #25444); the calibration is per size.
+  const int num_graph_sizes = s.enforce_eager ? 0 : static_cast<int>(capture_sizes.size());
+
+  // Hybrid KV manager: on in V1 except for chunked local attention (Llama 4) by default.
+  const bool hybrid_manager = v1 && version >= VllmVersion{0, 10} && !has_kind(model, LayerKind::chunked_attention);
+  // Tokens in flight per request for sliding / chunked layers: max_num_batched_tokens at v0.21
+  // (kv_cache_interface.py); later builds use max_concurrent_batches × mnbt, 2 × with async
+  // scheduling (on by default) and PP = 1 (memory model §3.1 and §9).
+  const int concurrent_batches = version >= VllmVersion{0, 22} ? (pp == 1 ? 2 : pp) : 1;
+  const std::int64_t in_flight = static_cast<std::int64_t>(s.max_num_batched_tokens) * concurrent_batches;
+
+  struct StageResult {
+    Bytes weights, activation, non_torch, graph, graph_est, available;
+    Bytes sampler;
+    KvCacheConfig kv;
+    std::int64_t num_blocks;
+    int block_size;
+  };
+  std::vector<StageResult> results;
+  for (int st = 0; st < pp; ++st) {
+    const auto& sw = stages[static_cast<std::size_t>(st)];
+    StageResult r{};
+    r.weights = sw.bytes;
+    engine::ActivationInputs ai;
+    ai.tensor_parallel_size = tp;
+    ai.expert_parallel_size = plan.expert_parallel_size;
+    ai.max_num_seqs = s.max_num_seqs;
+    ai.max_num_batched_tokens = s.max_num_batched_tokens;
+    ai.dtype_bytes = model_bytes;
+    ai.last_pp_stage = st == pp - 1;
+    ai.stage_layers = sw.end_layer - sw.first_layer;
+    auto act = engine::estimate_activation(model, version, ai);
+    r.activation = act.total;
+    r.sampler = act.sampler;
+    r.non_torch = engine::estimate_non_torch(version, tp, pp);
+    r.graph = engine::estimate_cuda_graph(model, num_graph_sizes, ai.stage_layers, tp);
+    if (options.measured) {
+      const auto& mt = *options.measured;
+      if (mt.weights) r.weights = *mt.weights;
+      if (mt.activation_peak) r.activation = *mt.activation_peak;
+      if (mt.non_torch) r.non_torch = *mt.non_torch;
+      if (mt.cuda_graph) r.graph = *mt.cuda_graph;
+    }
+    r.graph_est = s.estimate_cuda_graphs ? r.graph : 0;
+    Bytes non_kv = r.weights + r.activation + r.non_torch;
+    // V1 v0.8-v0.9.0 and V0 v0.6.4 charged every non-torch byte on the device, including the
+    // CUDA context and other processes (gpu_worker.py determine_available_memory of that era).
+    if ((v1 && version < VllmVersion{0, 9, 1}) || (!v1 && version >= VllmVersion{0, 6, 4} && version < VllmVersion{0, 6, 5}))
+      non_kv += m.baseline + other_processes;
+    r.available = s.kv_cache_memory_bytes ? *s.kv_cache_memory_bytes : m.budget - non_kv - r.graph_est;
+
+    engine::KvLayerInputs kin;
+    kin.tensor_parallel_size = tp;
+    kin.block_size = s.block_size;
+    kin.block_size_from_user = flags.block_size.has_value();
+    kin.kv_element_bytes = kv_bytes;
+    kin.model_dtype_bytes = model_bytes;
+    kin.hybrid_manager = hybrid_manager;
+    kin.first_layer = sw.first_layer;
+    kin.end_layer = sw.end_layer;
+    auto layers = engine::build_kv_layers(model, kin);
+    for (auto& n : layers.notes)
+      if (st == 0) p.notes.push_back(n);
+    r.block_size = layers.attention_block_size;
+    r.kv = group_kv_cache_specs(layers.specs);
+    r.num_blocks = num_blocks_for(r.kv, r.available);
+    results.push_back(std::move(r));
+  }
+  // The engine takes the minimum number of blocks over all workers (kv_cache_utils.py).
+  std::size_t worst = 0;
+  for (std::size_t i = 1; i < results.size(); ++i)
+    if (results[i].num_blocks < results[worst].num_blocks) worst = i;
+  const StageResult& w = results[worst];
+  for (const auto& r : results) {
+    MemoryBreakdown sm = m;
+    sm.weights = r.weights;
+    sm.activation_peak = r.activation;
+    sm.non_torch = r.non_torch;
+    sm.cuda_graph = r.graph;
+    sm.kv_cache = r.available;
+    p.stages.push_back(sm);
+  }
+  m.weights = w.weights;
+  m.activation_peak = w.activation;
+  m.non_torch = w.non_torch;
+  m.cuda_graph = w.graph;
+  m.kv_cache = w.available;
+  s.block_size = w.block_size;
+  p.num_gpu_blocks = w.num_blocks;
+  // An override replaces the profiled block count; from v0.21 (#41069) the checks and auto-fit see
+  // the memory those blocks take instead of the profiled figure.
+  const Bytes block_bytes = w.kv.uniform_type ? w.kv.uniform_page_sum : w.kv.page_bytes * std::max(1, w.kv.group_size);
+  Bytes kv_available = w.available;
+  if (flags.num_gpu_blocks_override) {
+    p.num_gpu_blocks = *flags.num_gpu_blocks_override;
+    kv_available = static_cast<Bytes>(*flags.num_gpu_blocks_override) * block_bytes;
+  }
+  if (!w.kv.error.empty()) return make_error(ErrorCode::unsupported, w.kv.error);
+  const std::string measured_src = options.measured ? options.measured->source : "";
+  p.sources.activation_peak = options.measured && options.measured->activation_peak ? measured_src : "estimate";
+  p.sources.non_torch = options.measured && options.measured->non_torch ? measured_src : "estimate";
+  p.sources.cuda_graph = options.measured && options.measured->cuda_graph ? measured_src : "estimate";
+  if (options.measured && options.measured->weights) p.sources.weights = measured_src;
+
+  // KV layout summary.
+  KvCacheLayout& kv = p.kv;
+  kv.block_size = s.block_size;
+  kv.page_bytes = w.kv.page_bytes;
+  kv.group_size = w.kv.group_size;
+  kv.num_groups = static_cast<int>(w.kv.groups.size());
+  {
+    int attn_layers = 0;
+    for (const auto& g : w.kv.groups)
+      if (g.spec.type != KvSpecType::mamba) attn_layers += static_cast<int>(g.layers.size());
+    const KvCacheGroup* first = w.kv.groups.empty() ? nullptr : &w.kv.groups[0];
+    if (first) {
+      LayerKvSpec one = first->spec;
+      one.block_size = 1;
+      kv.bytes_per_token = one.type == KvSpecType::mamba ? 0 : one.page_bytes() * attn_layers;
+      kv.description = std::to_string(attn_layers) + " attention layers";
+      if (model.mla) kv.description += ", MLA latent " + std::to_string(first->spec.head_size);
+      else kv.description += ", " + std::to_string(first->spec.num_kv_heads) + " KV heads × " + std::to_string(first->spec.head_size);
+      kv.description += ", " + (s.kv_cache_dtype == "auto" ? s.dtype : s.kv_cache_dtype);
+      if (kv.num_groups > 1) kv.description += ", " + std::to_string(kv.num_groups) + " groups";
+    }
+  }
+
+  // --- Capacity figures (kv_cache_utils.py _report_kv_cache_config, by era §3.7) ---
+  auto capacity = [&](std::int64_t len) {
+    kv.blocks_per_request = blocks_per_request(w.kv, len, in_flight);
+    p.max_concurrency = max_concurrency(w.kv, p.num_gpu_blocks, len, in_flight);
+    const int min_block = s.block_size;
+    if (!v1) {
+      p.kv_cache_tokens = p.num_gpu_blocks * min_block;
+      p.max_concurrency = static_cast<double>(p.kv_cache_tokens) / static_cast<double>(len);
+    } else if (version >= VllmVersion{0, 21}) {
+      p.kv_cache_tokens = static_cast<std::int64_t>(p.max_concurrency * static_cast<double>(len));
+    } else if (version >= VllmVersion{0, 10}) {
+      std::int64_t groups = std::max<std::int64_t>(1, static_cast<std::int64_t>(w.kv.groups.size()));
+      p.kv_cache_tokens = w.kv.uniform_type || groups == 1 ? p.num_gpu_blocks * min_block : (p.num_gpu_blocks / groups) * min_block;
+    } else {
+      p.kv_cache_tokens = p.num_gpu_blocks * min_block;
+      p.max_concurrency = static_cast<double>(p.kv_cache_tokens) / static_cast<double>(len);
+    }
+  };
+
+  // --- Startup checks in the order vLLM meets them ---
+  if (v1 && version >= VllmVersion{0, 9, 1} && free_at_start < m.budget) {
+    std::string msg = engine::startup_free_memory_message(version, free_at_start, total, s.gpu_memory_utilization, m.budget);
+    fail(Failure{"startup_free_memory_insufficient", "startup-free-memory-check", msg, {}});
+  }
+  const Bytes usable = total - m.baseline - other_processes;
+  if (w.weights > usable) {
+    fail(Failure{"weights_load_oom", "weights-load", engine::weights_oom_message(version, w.weights - usable, total, usable), {}});
+  } else if (w.weights + w.activation + w.non_torch > usable && !s.kv_cache_memory_bytes) {
+    fail(Failure{"profile_run_oom", "profile-run",
+                 "torch.OutOfMemoryError: CUDA out of memory during the profile run: weights " + gib(w.weights) +
+                     " + activation peak " + gib(w.activation) + " exceed the " + gib(usable) + " the GPU has free",
+                 {}});
+  }
+  p.largest_fitting_max_model_len =
+      w.kv.empty() ? s.max_model_len : estimate_max_model_len(w.kv, kv_available, std::max(derived_len, s.max_model_len), in_flight);
+  if (!w.kv.empty()) {
+    if (flags.max_model_len_auto) {
+      std::int64_t fit = estimate_max_model_len(w.kv, kv_available, derived_len, in_flight);
+      if (fit <= 0) {
+        fail(Failure{"no_kv_cache_memory", "kv-cache-alloc", engine::auto_fit_impossible_message(), {}});
+      } else {
+        if (fit < derived_len)
+          p.notes.push_back("--max-model-len auto: reduced from " + std::to_string(derived_len) + " to " + std::to_string(fit) +
+                            " to fit in available GPU memory");
+        s.max_model_len = fit;
+      }
+    }
+    const Bytes need = kv_bytes_needed(w.kv, s.max_model_len, in_flight);
+    if (kv_available <= 0) {
+      fail(Failure{"no_kv_cache_memory", "kv-cache-alloc", engine::no_kv_cache_memory_message(version), {}});
+    } else if (v1 && need > kv_available) {
+      std::int64_t est = estimate_max_model_len(w.kv, kv_available, s.max_model_len, in_flight);
+      fail(Failure{"kv_cache_insufficient", "kv-cache-alloc",
+                   engine::kv_cache_insufficient_message(version, s.max_model_len, need, kv_available, est), est});
+    }
+  }
+  capacity(s.max_model_len);
+  if (!v1 && !p.failure && p.kv_cache_tokens < s.max_model_len) {
+    fail(Failure{"kv_cache_insufficient", "kv-cache-alloc", engine::v0_max_len_message(s.max_model_len, p.kv_cache_tokens),
+                 p.largest_fitting_max_model_len});
+  }
+  // After KV allocation: graph capture and the second sampler warm-up must fit in what is left.
+  // Device use then ≈ baseline + others + weights + non-torch + KV tensors + graphs + sampler buffers.
+  if (!p.failure) {
+    const Bytes kv_alloc = p.num_gpu_blocks * block_bytes;
+    const Bytes in_use = m.baseline + other_processes + w.weights + w.non_torch + kv_alloc;
+    if (!s.enforce_eager && in_use + w.graph > total) {
+      fail(Failure{"cuda_graph_capture_oom", "cuda-graph-capture",
+                   "torch.OutOfMemoryError: CUDA out of memory while capturing CUDA graphs: about " + gib(w.graph) +
+                       " of graphs do not fit in the " + gib(std::max<Bytes>(0, total - in_use)) + " left after the KV cache",
+                   {}});
+    } else if (in_use + (s.enforce_eager ? 0 : w.graph) + w.sampler > total) {
+      fail(Failure{"sampler_warmup_oom", "sampler-warmup", engine::sampler_warmup_oom_message(std::min(s.max_num_seqs, s.max_num_batched_tokens)), {}});
+    }
+  }
+  if (s.estimate_cuda_graphs) p.notes.push_back("CUDA graph memory is estimated and subtracted from the budget before the KV cache (v0.21+)");
+  else if (!s.enforce_eager) p.notes.push_back("CUDA graph memory (" + gib(w.graph) + ") is not charged to the budget in this version: it must fit in the memory outside it");
+  if (gpus.free_bytes && other_processes > 0)
+    for (const auto& h : gpus.memory_holders) p.notes.push_back(h);
+  p.starts = !p.failure.has_value();
+  return p;
+}
+
+}  // namespace headroom

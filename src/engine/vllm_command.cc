@@ -1,0 +1,371 @@
+// Parsing of vLLM command lines into VllmFlags. Flag names and value forms follow vLLM's
+// engine/arg_utils.py (argparse: `--flag value`, `--flag=value`, `--no-flag` for booleans).
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+
+#include "headroom/vllm_config.h"
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace {
+
+Error flag_error(const std::string& flag, const std::string& message) {
+  return Error{ErrorCode::invalid_argument, message, flag};
+}
+
+Result<std::int64_t> parse_int64(const std::string& flag, const std::string& text) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size())
+    return tl::unexpected(flag_error(flag, "expected an integer, got '" + text + "'"));
+  return v;
+}
+
+Result<int> parse_int(const std::string& flag, const std::string& text) {
+  auto v = parse_int64(flag, text);
+  if (!v) return tl::unexpected(v.error());
+  if (*v > 2'000'000'000LL || *v < -2'000'000'000LL)
+    return tl::unexpected(flag_error(flag, "value " + text + " is out of range"));
+  return static_cast<int>(*v);
+}
+
+Result<double> parse_double(const std::string& flag, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used != text.size() || !std::isfinite(v)) throw std::invalid_argument(text);
+    return v;
+  } catch (const std::exception&) {
+    return tl::unexpected(flag_error(flag, "expected a number, got '" + text + "'"));
+  }
+}
+
+// vLLM's human-readable integers (utils/argparse_utils.py): k/m/g/t are powers of 1000,
+// K/M/G/T powers of 1024; decimals only with decimal suffixes ("1.5k").
+Result<std::int64_t> parse_human_int(const std::string& flag, const std::string& text) {
+  if (text.empty()) return tl::unexpected(flag_error(flag, "expected a size, got ''"));
+  char suffix = text.back();
+  static const std::string k_dec = "kmgt", k_bin = "KMGT";
+  auto dec = k_dec.find(suffix), bin = k_bin.find(suffix);
+  if (dec == std::string::npos && bin == std::string::npos) return parse_int64(flag, text);
+  std::string number = text.substr(0, text.size() - 1);
+  if (bin != std::string::npos) {
+    auto v = parse_int64(flag, number);
+    if (!v) return tl::unexpected(flag_error(flag, "expected an integer before the binary suffix " +
+                                                       std::string(1, suffix) + ", got '" + text + "'"));
+    return *v << (10 * (bin + 1));
+  }
+  auto v = parse_double(flag, number);
+  if (!v) return tl::unexpected(flag_error(flag, "expected a size like 8G or 8000m, got '" + text + "'"));
+  // Python's int(float(number) * 1000**k) truncates; use long double so 10.2123451234567t stays exact.
+  long double scaled = static_cast<long double>(std::stold(number)) * std::pow(1000.0L, static_cast<long double>(dec + 1));
+  return static_cast<std::int64_t>(scaled);
+}
+
+Result<bool> parse_bool_value(const std::string& flag, const std::string& text) {
+  std::string t = util::to_lower(text);
+  if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
+  if (t == "0" || t == "false" || t == "no" || t == "off") return false;
+  return tl::unexpected(flag_error(flag, "expected true or false, got '" + text + "'"));
+}
+
+enum class Arity { value, flag };
+
+struct FlagSpec {
+  std::vector<std::string> names;
+  Arity arity;
+  std::function<Result<void>(VllmFlags&, const std::string& flag, const std::string& value)> apply;
+};
+
+template <class F>
+FlagSpec value_flag(std::vector<std::string> names, F f) {
+  return {std::move(names), Arity::value, f};
+}
+
+const std::vector<FlagSpec>& flag_table() {
+  static const std::vector<FlagSpec> table = [] {
+    std::vector<FlagSpec> t;
+    auto int_into = [](std::optional<int> VllmFlags::*field) {
+      return [field](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+        auto n = parse_int(flag, v);
+        if (!n) return tl::unexpected(n.error());
+        f.*field = *n;
+        return {};
+      };
+    };
+    auto string_into = [](std::optional<std::string> VllmFlags::*field) {
+      return [field](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+        f.*field = v;
+        return {};
+      };
+    };
+    t.push_back(value_flag({"--tensor-parallel-size", "-tp"}, int_into(&VllmFlags::tensor_parallel_size)));
+    t.push_back(value_flag({"--pipeline-parallel-size", "-pp"}, int_into(&VllmFlags::pipeline_parallel_size)));
+    t.push_back(value_flag({"--data-parallel-size", "-dp"}, int_into(&VllmFlags::data_parallel_size)));
+    t.push_back(value_flag({"--max-num-seqs"}, int_into(&VllmFlags::max_num_seqs)));
+    t.push_back(value_flag({"--block-size"}, int_into(&VllmFlags::block_size)));
+    t.push_back(value_flag({"--num-gpu-blocks-override"}, int_into(&VllmFlags::num_gpu_blocks_override)));
+    t.push_back(value_flag({"--max-num-batched-tokens"},
+                           [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+                             auto n = parse_human_int(flag, v);
+                             if (!n) return tl::unexpected(n.error());
+                             if (*n > 2'000'000'000LL) return tl::unexpected(flag_error(flag, "value " + v + " is out of range"));
+                             f.max_num_batched_tokens = static_cast<int>(*n);
+                             return {};
+                           }));
+    t.push_back(value_flag({"--max-model-len"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+      if (util::to_lower(v) == "auto" || v == "-1") {
+        f.max_model_len_auto = true;
+        f.max_model_len.reset();
+        return {};
+      }
+      auto n = parse_human_int(flag, v);
+      if (!n) return tl::unexpected(n.error());
+      f.max_model_len = *n;
+      f.max_model_len_auto = false;
+      return {};
+    }));
+    t.push_back(value_flag({"--gpu-memory-utilization"},
+                           [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+                             auto d = parse_double(flag, v);
+                             if (!d) return tl::unexpected(d.error());
+                             f.gpu_memory_utilization = *d;
+                             return {};
+                           }));
+    t.push_back(value_flag({"--kv-cache-dtype"}, string_into(&VllmFlags::kv_cache_dtype)));
+    t.push_back(value_flag({"--dtype"}, string_into(&VllmFlags::dtype)));
+    t.push_back(value_flag({"--quantization", "-q"}, string_into(&VllmFlags::quantization)));
+    t.push_back(value_flag({"--kv-cache-memory-bytes", "--kv-cache-memory"},
+                           [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+                             auto n = parse_human_int(flag, v);
+                             if (!n) return tl::unexpected(n.error());
+                             f.kv_cache_memory_bytes = *n;
+                             return {};
+                           }));
+    t.push_back({{"--enforce-eager"}, Arity::flag, [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                   f.enforce_eager = v != "false";
+                   return {};
+                 }});
+    t.push_back({{"--enable-expert-parallel", "-ep"}, Arity::flag,
+                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                   f.enable_expert_parallel = v != "false";
+                   return {};
+                 }});
+    t.push_back({{"--enable-prefix-caching"}, Arity::flag,
+                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                   f.enable_prefix_caching = v != "false";
+                   return {};
+                 }});
+    t.push_back({{"--enable-chunked-prefill"}, Arity::flag,
+                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                   f.enable_chunked_prefill = v != "false";
+                   return {};
+                 }});
+    return t;
+  }();
+  return table;
+}
+
+// Flags that do not change memory: accepted silently.
+const std::unordered_set<std::string>& memory_neutral_value_flags() {
+  static const std::unordered_set<std::string> s = {
+      "--host", "--port", "--served-model-name", "--api-key", "--tokenizer", "--tokenizer-mode", "--revision",
+      "--tokenizer-revision", "--download-dir", "--seed", "--uvicorn-log-level", "--chat-template",
+      "--config-format", "--load-format", "--tool-call-parser", "--reasoning-parser", "--root-path",
+      "--ssl-keyfile", "--ssl-certfile", "--allowed-origins", "--response-role", "--generation-config",
+      "--hf-token", "--log-config-file", "--middleware", "--distributed-executor-backend", "--worker-cls",
+      "--max-log-len", "--code-revision", "--hf-config-path", "--override-generation-config", "--uds"};
+  return s;
+}
+
+const std::unordered_set<std::string>& memory_neutral_bool_flags() {
+  static const std::unordered_set<std::string> s = {
+      "--trust-remote-code", "--disable-log-requests", "--disable-log-stats", "--enable-log-requests",
+      "--enable-auto-tool-choice", "--disable-frontend-multiprocessing", "--disable-fastapi-docs",
+      "--enable-prompt-tokens-details", "--enable-request-id-headers", "--disable-uvicorn-access-log",
+      "--headless", "--skip-tokenizer-init", "--enable-server-load-tracking", "--enable-force-include-usage"};
+  return s;
+}
+
+// Flags that may change memory but are not modelled, which take no value.
+const std::unordered_set<std::string>& unmodelled_bool_flags() {
+  static const std::unordered_set<std::string> s = {
+      "--enable-lora", "--disable-custom-all-reduce", "--enable-eplb", "--disable-hybrid-kv-cache-manager",
+      "--disable-sliding-window", "--async-scheduling", "--enable-dbo", "--disable-cascade-attn"};
+  return s;
+}
+
+const FlagSpec* find_flag(const std::string& name) {
+  for (const auto& spec : flag_table()) {
+    if (std::find(spec.names.begin(), spec.names.end(), name) != spec.names.end()) return &spec;
+  }
+  return nullptr;
+}
+
+bool looks_like_flag(const std::string& s) {
+  if (s.size() < 2 || s[0] != '-') return false;
+  // Negative numbers are values, not flags.
+  return !(std::isdigit(static_cast<unsigned char>(s[1])) || s[1] == '.');
+}
+
+// Environment assignments in a pasted command (VAR=value vllm serve ...).
+Result<void> apply_env(VllmFlags& flags, const std::string& name, const std::string& value) {
+  if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
+    auto b = parse_bool_value(name, value);
+    if (!b) return tl::unexpected(b.error());
+    flags.estimate_cuda_graphs = *b;
+  }
+  return {};
+}
+
+bool is_env_assignment(const std::string& s) {
+  auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0 || s[0] == '-') return false;
+  return std::all_of(s.begin(), s.begin() + static_cast<long>(eq),
+                     [](char c) { return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
+Result<Bytes> parse_human_bytes(const std::string& text) { return parse_human_int("--kv-cache-memory-bytes", text); }
+
+Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) {
+  VllmCommand cmd;
+  std::vector<std::string> args = args_in;
+  std::size_t i = 0;
+  while (i < args.size() && is_env_assignment(args[i])) {
+    auto eq = args[i].find('=');
+    auto r = apply_env(cmd.flags, args[i].substr(0, eq), args[i].substr(eq + 1));
+    if (!r) return tl::unexpected(r.error());
+    ++i;
+  }
+  // Command prefixes: `vllm serve`, `python[3] -m vllm.entrypoints.openai.api_server`.
+  if (i < args.size() && (args[i] == "vllm" || args[i].ends_with("/vllm"))) {
+    ++i;
+    if (i < args.size() && args[i] == "serve") ++i;
+  } else if (i < args.size() && (args[i].starts_with("python"))) {
+    ++i;
+    if (i + 1 < args.size() && args[i] == "-m") {
+      std::string module = args[i + 1];
+      if (module.find("offline") != std::string::npos) cmd.flags.usage_context = UsageContext::llm_class;
+      i += 2;
+    }
+  }
+  for (; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (!looks_like_flag(arg)) {
+      if (cmd.model.empty()) {
+        cmd.model = arg;
+        continue;
+      }
+      return make_error(ErrorCode::invalid_argument,
+                        "unexpected argument '" + arg + "' (the model is already '" + cmd.model + "')");
+    }
+    std::string name = arg, value;
+    bool has_inline_value = false;
+    if (auto eq = arg.find('='); eq != std::string::npos && arg.starts_with("--")) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_inline_value = true;
+    }
+    // vLLM accepts underscores in flag names too.
+    if (name.starts_with("--")) std::replace(name.begin() + 2, name.end(), '_', '-');
+    if (name == "--model") {
+      if (!has_inline_value) {
+        if (i + 1 >= args.size()) return make_error(ErrorCode::invalid_argument, "expected a model after --model", "--model");
+        value = args[++i];
+      }
+      cmd.model = value;
+      continue;
+    }
+    bool negated = false;
+    const FlagSpec* spec = find_flag(name);
+    if (spec == nullptr && name.starts_with("--no-")) {
+      spec = find_flag("--" + name.substr(5));
+      negated = spec != nullptr && spec->arity == Arity::flag;
+      if (!negated) spec = nullptr;
+    }
+    if (spec != nullptr) {
+      if (spec->arity == Arity::flag) {
+        std::string v = negated ? "false" : "true";
+        if (has_inline_value) {
+          auto b = parse_bool_value(name, value);
+          if (!b) return tl::unexpected(b.error());
+          v = (*b != negated) ? "true" : "false";
+        }
+        auto r = spec->apply(cmd.flags, name, v);
+        if (!r) return tl::unexpected(r.error());
+        continue;
+      }
+      if (!has_inline_value) {
+        if (i + 1 >= args.size() || (looks_like_flag(args[i + 1]) && args[i + 1] != "-1"))
+          return make_error(ErrorCode::invalid_argument, "expected a value", name);
+        value = args[++i];
+      }
+      auto r = spec->apply(cmd.flags, name, value);
+      if (!r) return tl::unexpected(r.error());
+      continue;
+    }
+    // Not modelled. Memory-neutral flags are accepted silently; the rest get a warning.
+    bool takes_value = !memory_neutral_bool_flags().count(name) && !unmodelled_bool_flags().count(name) &&
+                       (memory_neutral_value_flags().count(name) ||
+                        (i + 1 < args.size() && !looks_like_flag(args[i + 1])));
+    std::string shown = name;
+    if (takes_value && !has_inline_value && i + 1 < args.size()) shown += " " + args[++i];
+    else if (has_inline_value) shown += "=" + value;
+    if (memory_neutral_value_flags().count(name) || memory_neutral_bool_flags().count(name)) continue;
+    cmd.warnings.push_back("vLLM flag " + shown + " is not modelled; the prediction ignores it");
+  }
+  return cmd;
+}
+
+Result<void> validate_flags(const VllmFlags& f) {
+  if (f.gpu_memory_utilization && (*f.gpu_memory_utilization <= 0.0 || *f.gpu_memory_utilization > 1.0))
+    return make_error(ErrorCode::invalid_argument,
+                      "must be in (0, 1], got " + util::fixed(*f.gpu_memory_utilization, 4) +
+                          " (it is a fraction of the GPU's total memory, e.g. 0.9)",
+                      "--gpu-memory-utilization");
+  auto positive = [](const auto& v, const char* flag) -> Result<void> {
+    if (v && *v <= 0)
+      return make_error(ErrorCode::invalid_argument, "must be a positive integer, got " + std::to_string(*v), flag);
+    return {};
+  };
+  for (auto r : {positive(f.tensor_parallel_size, "--tensor-parallel-size"),
+                 positive(f.pipeline_parallel_size, "--pipeline-parallel-size"),
+                 positive(f.data_parallel_size, "--data-parallel-size"), positive(f.max_num_seqs, "--max-num-seqs"),
+                 positive(f.max_num_batched_tokens, "--max-num-batched-tokens"), positive(f.block_size, "--block-size")}) {
+    if (!r) return r;
+  }
+  if (f.max_model_len && *f.max_model_len <= 0)
+    return make_error(ErrorCode::invalid_argument,
+                      "must be a positive number of tokens (or auto / -1), got " + std::to_string(*f.max_model_len),
+                      "--max-model-len");
+  if (f.kv_cache_memory_bytes && *f.kv_cache_memory_bytes <= 0)
+    return make_error(ErrorCode::invalid_argument, "must be a positive size", "--kv-cache-memory-bytes");
+  if (f.num_gpu_blocks_override && *f.num_gpu_blocks_override <= 0)
+    return make_error(ErrorCode::invalid_argument, "must be a positive integer", "--num-gpu-blocks-override");
+  if (f.kv_cache_dtype) {
+    static const std::vector<std::string> k_kv = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
+                                                  "bfloat16", "float16", "half", "int8_per_token_head",
+                                                  "fp8_per_token_head", "nvfp4"};
+    if (std::find(k_kv.begin(), k_kv.end(), *f.kv_cache_dtype) == k_kv.end())
+      return make_error(ErrorCode::invalid_argument,
+                        "expected one of " + util::or_list(k_kv) + ", got '" + *f.kv_cache_dtype + "'", "--kv-cache-dtype");
+  }
+  if (f.dtype) {
+    static const std::vector<std::string> k_dt = {"auto", "half", "float16", "bfloat16", "float", "float32"};
+    if (std::find(k_dt.begin(), k_dt.end(), *f.dtype) == k_dt.end())
+      return make_error(ErrorCode::invalid_argument, "expected one of " + util::or_list(k_dt) + ", got '" + *f.dtype + "'",
+                        "--dtype");
+  }
+  return {};
+}
+
+}  // namespace headroom

@@ -1,0 +1,254 @@
+#include "engine/weights.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+#include "util/strings.h"
+
+namespace headroom::engine {
+
+namespace {
+
+// How vLLM's parallel layers split a tensor across TP ranks (model_executor/layers/linear.py,
+// vocab_parallel_embedding.py, fused_moe).
+enum class Shard { replicated, column, row, row_bias, vocab, kv_heads, qkv_fused, expert };
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+bool ends_with_any(std::string_view s, std::initializer_list<std::string_view> suffixes) {
+  for (auto x : suffixes)
+    if (s.ends_with(x)) return true;
+  return false;
+}
+
+// The module part of a parameter name: "model.layers.3.mlp.down_proj" for
+// "model.layers.3.mlp.down_proj.weight_scale".
+std::string_view module_of(std::string_view name) {
+  auto dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(0, dot);
+}
+
+std::string_view leaf_of(std::string_view name) {
+  auto dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+bool is_vision(std::string_view n) {
+  for (auto p : {"vision_tower", "visual.", "vision_model", "multi_modal_projector", "mm_projector", "vision_encoder",
+                 "image_newline", "audio_tower", "patch_merger", "vision_embed", "vision_language_adapter",
+                 "embed_vision", "vision_projection"})
+    if (contains(n, p)) return true;
+  return false;
+}
+
+Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
+  std::string_view mod = module_of(name);
+  std::string_view leaf = leaf_of(name);
+  const bool is_bias = leaf == "bias";
+  if (contains(name, "embed_tokens") || contains(name, "word_embeddings") || ends_with_any(mod, {"wte", "tok_embeddings", "embedding"}) ||
+      contains(mod, "lm_head") || mod.ends_with("output") || contains(name, "embed_out"))
+    return Shard::vocab;
+  const bool row_module =
+      ends_with_any(mod, {"o_proj", "down_proj", "dense", "c_proj", "fc2", "out_proj", "w2", "dense_4h_to_h", "wo"});
+  if (shape.size() <= 1 && !contains(mod, "experts")) {
+    if (is_bias) {
+      if (row_module) return Shard::row_bias;  // row-parallel bias is replicated
+    } else if (ends_with_any(mod, {"mixer", "linear_attn"}) && (leaf == "A_log" || leaf == "D" || leaf == "dt_bias")) {
+      return Shard::column;  // per-head Mamba / GDN parameters
+    } else if (leaf == "weight") {
+      return Shard::replicated;  // norms
+    }
+    // Quantisation sidecars (weight_scale, input_scale, ...) follow their module below.
+  }
+  if (contains(mod, "experts") && !contains(mod, "shared_expert")) return Shard::expert;
+  // MoE routers and MLA down-projections are ReplicatedLinear.
+  if (ends_with_any(mod, {".gate", "router", "q_a_proj", "kv_a_proj_with_mqa", "fused_qkv_a_proj", "shared_expert_gate",
+                          "e_score_correction", "indexer.weights_proj"}))
+    return Shard::replicated;
+  if (ends_with_any(mod, {"k_proj", "v_proj"})) return Shard::kv_heads;
+  if (ends_with_any(mod, {"qkv_proj", "query_key_value", "c_attn", "Wqkv", "attn.qkv", "self_attn.qkv"})) return Shard::qkv_fused;
+  if (row_module) return is_bias ? Shard::row_bias : Shard::row;
+  if (ends_with_any(mod, {"q_proj", "q_b_proj", "kv_b_proj", "gate_proj", "up_proj", "gate_up_proj", "w1", "w3", "fc1",
+                          "dense_h_to_4h", "in_proj", "in_proj_qkvz", "in_proj_ba", "conv1d", "c_fc", "wq"}))
+    return Shard::column;
+  if (contains(mod, "mixer.norm") || contains(mod, "linear_attn.norm")) return Shard::column;
+  return shape.size() >= 2 ? Shard::column : Shard::replicated;
+}
+
+std::optional<int> layer_index(std::string_view name) {
+  for (std::string_view key : {".layers.", ".h.", ".blocks.", ".layer."}) {
+    auto pos = name.find(key);
+    if (pos == std::string_view::npos) continue;
+    // Only the language model's layers count for pipeline stages.
+    if (is_vision(name.substr(0, pos + 1))) return std::nullopt;
+    std::size_t start = pos + key.size();
+    std::size_t end = start;
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    if (end == start) continue;
+    return std::stoi(std::string(name.substr(start, end - start)));
+  }
+  return std::nullopt;
+}
+
+bool is_float_dtype(const std::string& dtype) {
+  return dtype == "BF16" || dtype == "F16" || dtype == "F32" || dtype == "F64";
+}
+
+bool is_scale_like(std::string_view name) {
+  std::string_view leaf = leaf_of(name);
+  return contains(leaf, "scale") || leaf == "absmax" || leaf == "g_idx" || contains(leaf, "zero") || leaf == "weight_shape";
+}
+
+// Linear weights that online quantisation (--quantization fp8 / bitsandbytes) converts.
+bool is_quantizable_linear(std::string_view name, const std::vector<std::int64_t>& shape) {
+  if (shape.size() < 2 || leaf_of(name) != "weight") return false;
+  if (is_vision(name)) return false;
+  std::string_view mod = module_of(name);
+  if (contains(mod, "embed") || contains(mod, "lm_head") || ends_with_any(mod, {".gate", "router"})) return false;
+  return layer_index(name).has_value();
+}
+
+}  // namespace
+
+double dtype_bytes(const std::string& dtype_in) {
+  std::string d = util::to_lower(dtype_in);
+  if (d == "bf16" || d == "bfloat16" || d == "f16" || d == "float16" || d == "half" || d == "i16" || d == "u16") return 2;
+  if (d == "f32" || d == "float32" || d == "float" || d == "i32" || d == "u32") return 4;
+  if (d == "f64" || d == "i64" || d == "u64" || d == "float64") return 8;
+  if (d == "i8" || d == "u8" || d == "bool" || d.starts_with("f8") || d.starts_with("fp8") || d == "int8") return 1;
+  if (d == "f4" || d == "fp4" || d == "f4_e2m1") return 0.5;
+  return 0;
+}
+
+double dtype_bytes_or(const std::string& dtype, double fallback) {
+  double b = dtype_bytes(dtype);
+  return b > 0 ? b : fallback;
+}
+
+std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp) {
+  std::vector<int> counts(static_cast<std::size_t>(pp), num_layers / pp);
+  int remainder = num_layers % pp;
+  // The remainder goes to stages pp-2, pp-3, ... (all but the last, from the back).
+  for (int s = pp - 2; remainder > 0 && s >= 0; --s, --remainder) counts[static_cast<std::size_t>(s)]++;
+  if (remainder > 0) counts[static_cast<std::size_t>(pp - 1)] += remainder;  // pp == 1
+  std::vector<std::pair<int, int>> out;
+  int start = 0;
+  for (int c : counts) {
+    out.emplace_back(start, start + c);
+    start += c;
+  }
+  return out;
+}
+
+std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInventory& inventory, const WeightPlan& plan) {
+  const int tp = std::max(1, plan.tensor_parallel_size);
+  const int pp = std::max(1, plan.pipeline_parallel_size);
+  const int ep = std::max(1, plan.expert_parallel_size);
+  const double target_bytes = dtype_bytes(plan.dtype.empty() ? "bfloat16" : plan.dtype);
+  auto ranges = pp_layer_ranges(model.num_layers, pp);
+  std::vector<StageWeights> stages(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) {
+    stages[static_cast<std::size_t>(s)].first_layer = ranges[static_cast<std::size_t>(s)].first;
+    stages[static_cast<std::size_t>(s)].end_layer = ranges[static_cast<std::size_t>(s)].second;
+  }
+  const int total_kv = std::max(1, model.num_kv_heads);
+  const double kv_fraction = 1.0 / std::min(tp, total_kv);
+  const double q_dims = static_cast<double>(model.num_attention_heads) * model.head_dim;
+  const double kv_dims = 2.0 * total_kv * model.head_dim;
+  // MXFP4 MoE kernels pad the expert matrices after loading (model_executor/layers/quantization/
+  // mxfp4.py, memory model §4.3): Marlin on Ampere pads hidden to 256 and the per-rank intermediate
+  // to 128; Hopper's Triton kernels pad hidden to 256; Blackwell's TRT-LLM kernels pad both to 256.
+  double mxfp4_expert_factor = 1.0;
+  if (model.quantization && model.quantization->method == "mxfp4" && model.moe && model.moe->moe_intermediate_size > 0) {
+    const std::string& arch = plan.gpu_architecture;
+    const std::int64_t h = model.hidden_size, inter = model.moe->moe_intermediate_size / (ep > 1 ? 1 : tp);
+    std::int64_t h_pad = round_up(h, 256), i_pad = inter;
+    if (arch == "Ampere" || arch == "Ada" || arch == "Turing") i_pad = round_up(inter, 128);
+    else if (arch == "Blackwell") i_pad = round_up(inter, 256);
+    mxfp4_expert_factor = static_cast<double>(h_pad * i_pad) / static_cast<double>(h * inter);
+  }
+  bool has_lm_head = false;
+  std::vector<double> stage_bytes(static_cast<std::size_t>(pp), 0.0);
+  double embedding_rank_bytes = 0;
+
+  for (const auto& t : inventory.tensors) {
+    std::string_view name = t.name;
+    auto layer = layer_index(name);
+    // MTP / next-token-prediction layers beyond num_hidden_layers are not loaded without a
+    // speculative config (deepseek_v2.py skips them).
+    if (layer && *layer >= model.num_layers) continue;
+    if (contains(name, "mtp.") || contains(name, "nextn")) continue;
+    double bytes = static_cast<double>(t.bytes);
+    std::int64_t elements = 1;
+    for (auto d : t.shape) elements *= d;
+    // dtype conversion at load: floating-point parameters become the model dtype; quantised data
+    // and scales keep their storage type.
+    if (is_float_dtype(t.dtype) && !is_scale_like(name) && target_bytes > 0) {
+      bytes = static_cast<double>(elements) * target_bytes;
+      if (plan.online_quantization == "fp8" && is_quantizable_linear(name, t.shape)) bytes = static_cast<double>(elements);
+      // bitsandbytes NF4: 4 bits per weight + one fp32 absmax per 64 weights.
+      if (plan.online_quantization == "bitsandbytes" && is_quantizable_linear(name, t.shape))
+        bytes = static_cast<double>(elements) * (0.5 + 4.0 / 64.0);
+    }
+    Shard shard = classify(name, t.shape);
+    double per_rank = bytes;
+    switch (shard) {
+      case Shard::replicated:
+      case Shard::row_bias: break;
+      case Shard::column:
+      case Shard::row: per_rank = bytes / tp; break;
+      case Shard::kv_heads: per_rank = bytes * kv_fraction; break;
+      case Shard::qkv_fused:
+        per_rank = bytes * (q_dims / (q_dims + kv_dims)) / tp + bytes * (kv_dims / (q_dims + kv_dims)) * kv_fraction;
+        break;
+      case Shard::expert: per_rank = (ep > 1 ? bytes / ep : bytes / tp) * mxfp4_expert_factor; break;
+      case Shard::vocab: {
+        // Rows padded to a multiple of 64 globally, then split across TP ranks.
+        std::int64_t rows = t.shape.empty() ? 1 : t.shape[0];
+        double padded = static_cast<double>(round_up(rows, 64)) / static_cast<double>(rows);
+        per_rank = bytes * padded / tp;
+        break;
+      }
+    }
+    bool is_head = contains(module_of(name), "lm_head") || module_of(name).ends_with("output") || contains(name, "embed_out");
+    if (is_head) has_lm_head = true;
+    if (shard == Shard::vocab && !is_head) embedding_rank_bytes += per_rank;
+    int stage = 0;
+    if (layer) {
+      for (int s = 0; s < pp; ++s)
+        if (*layer >= ranges[static_cast<std::size_t>(s)].first && *layer < ranges[static_cast<std::size_t>(s)].second) stage = s;
+    } else if (is_head || (contains(name, "norm") && !is_vision(name) && !contains(name, "embed"))) {
+      stage = pp - 1;  // final norm and LM head live on the last stage
+    }
+    stage_bytes[static_cast<std::size_t>(stage)] += per_rank;
+  }
+  // Tied embeddings with PP > 1: the last stage loads its own LM head from the embedding.
+  if (!has_lm_head && pp > 1) stage_bytes[static_cast<std::size_t>(pp - 1)] += embedding_rank_bytes;
+
+  // Rotary cos/sin cache (rotary_embedding.py): max_position × rotary_dim in the model dtype, one
+  // per distinct rope configuration; allocated on every rank during load.
+  Bytes rope = 0;
+  if (model.max_position_embeddings > 0) {
+    int rotary_dim = model.mla ? model.mla->qk_rope_head_dim : model.head_dim;
+    double partial = model.raw_config.is_object() && model.raw_config.contains("partial_rotary_factor") &&
+                             model.raw_config["partial_rotary_factor"].is_number()
+                         ? model.raw_config["partial_rotary_factor"].get<double>()
+                         : 1.0;
+    std::int64_t max_pos = model.max_position_embeddings;
+    if (model.rope_scaling && (model.rope_scaling->type == "yarn" || model.rope_scaling->type == "linear" ||
+                               model.rope_scaling->type == "dynamic")) {
+      std::int64_t base = model.rope_scaling->original_max_position_embeddings.value_or(max_pos);
+      max_pos = static_cast<std::int64_t>(static_cast<double>(base) * model.rope_scaling->factor);
+    }
+    rope = static_cast<Bytes>(static_cast<double>(max_pos) * rotary_dim * partial * target_bytes);
+  }
+  for (int s = 0; s < pp; ++s) {
+    stages[static_cast<std::size_t>(s)].rope_cache = rope;
+    stages[static_cast<std::size_t>(s)].bytes = static_cast<Bytes>(std::llround(stage_bytes[static_cast<std::size_t>(s)])) + rope;
+  }
+  return stages;
+}
+
+}  // namespace headroom::engine

@@ -1,0 +1,43 @@
+// Per-rank weight bytes: the checkpoint's tensors (exact from safetensors headers, or synthesised
+// from the architecture) sharded the way vLLM's parallel layers shard them (§4.2 of the memory
+// model), converted to the dtype vLLM loads them in, plus the buffers loaded with them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "headroom/model.h"
+#include "headroom/units.h"
+
+namespace headroom::engine {
+
+struct WeightPlan {
+  int tensor_parallel_size = 1;
+  int pipeline_parallel_size = 1;
+  int expert_parallel_size = 1;  // 1 = experts sharded by TP
+  std::string dtype;             // resolved load dtype: bfloat16, float16, float32
+  std::string online_quantization;  // "fp8", "bitsandbytes" or "" (checkpoint as is)
+  std::string gpu_architecture;     // "Ampere", "Hopper", "Blackwell": MXFP4 kernels pad differently
+};
+
+struct StageWeights {
+  Bytes bytes = 0;        // everything torch allocates at load on one rank of this stage
+  Bytes rope_cache = 0;   // part of bytes
+  int first_layer = 0;    // [first_layer, end_layer)
+  int end_layer = 0;
+};
+
+// Layers per pipeline stage as vllm/distributed/utils.py get_pp_indices splits them: base = L / pp
+// and the remainder goes one each to the stages before the last, filled from the back.
+std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp);
+
+// Weight bytes of each pipeline stage (rank 0 of its TP group).
+std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInventory& inventory,
+                                        const WeightPlan& plan);
+
+// Bytes per element of a safetensors or torch dtype name (BF16, bfloat16, F8_E4M3, ...); 0 if unknown.
+double dtype_bytes(const std::string& dtype);
+// dtype_bytes, or `fallback` when the name is unknown.
+double dtype_bytes_or(const std::string& dtype, double fallback);
+
+}  // namespace headroom::engine

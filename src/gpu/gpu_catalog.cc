@@ -1,0 +1,291 @@
+// The GPU catalogue: data/gpus.jsonl parsed into GpuSpecs, and name lookup.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "headroom/gpu.h"
+#include "util/embedded_data.h"
+#include "util/json_file.h"
+#include "util/strings.h"
+
+namespace headroom {
+namespace {
+
+using nlohmann::json;
+
+// Lower case without spaces, dashes and underscores; "<digit>gb" becomes "<digit>g" so that
+// "A100-80GB" meets the alias "a100-80g".
+std::string normalize(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == ' ' || c == '-' || c == '_' || c == '\t') continue;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  std::string folded;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    folded.push_back(out[i]);
+    if (i > 0 && std::isdigit(static_cast<unsigned char>(out[i - 1])) && out[i] == 'g' && i + 1 < out.size() &&
+        out[i + 1] == 'b')
+      ++i;
+  }
+  return folded;
+}
+
+// Vendor words people add or leave out: "NVIDIA GeForce RTX 4090" vs "RTX 4090".
+std::string strip_vendor_words(std::string normalized) {
+  static const char* const k_prefixes[] = {"nvidia", "geforce", "tesla", "amd", "instinct"};
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const char* p : k_prefixes) {
+      std::string_view prefix(p);
+      if (normalized.size() > prefix.size() && normalized.compare(0, prefix.size(), prefix) == 0) {
+        normalized.erase(0, prefix.size());
+        changed = true;
+      }
+    }
+  }
+  return normalized;
+}
+
+std::string type_name(const json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "boolean";
+  if (j.is_number()) return "number";
+  if (j.is_string()) return "string";
+  if (j.is_array()) return "array";
+  return "object";
+}
+
+struct RowReader {
+  const json& row;
+  std::string where;
+  std::optional<Error> error;
+
+  void fail(const std::string& field, const std::string& expected) {
+    if (error) return;
+    error = Error{ErrorCode::parse_error,
+                  "expected " + expected + " \"" + field + "\", got " + type_name(row.value(field, json())), where};
+  }
+  std::string string(const std::string& field, bool required) {
+    auto it = row.find(field);
+    if (it == row.end() || it->is_null()) {
+      if (required) fail(field, "string");
+      return {};
+    }
+    if (!it->is_string()) {
+      fail(field, "string");
+      return {};
+    }
+    return it->get<std::string>();
+  }
+  std::vector<std::string> strings(const std::string& field) {
+    std::vector<std::string> out;
+    auto it = row.find(field);
+    if (it == row.end() || it->is_null()) return out;
+    if (!it->is_array()) {
+      fail(field, "array of strings");
+      return out;
+    }
+    for (const auto& v : *it) {
+      if (!v.is_string()) {
+        fail(field, "array of strings");
+        return {};
+      }
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+  std::optional<double> number(const std::string& field) {
+    auto it = row.find(field);
+    if (it == row.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number()) {
+      fail(field, "number");
+      return std::nullopt;
+    }
+    return it->get<double>();
+  }
+  bool boolean(const std::string& field, bool fallback) {
+    auto it = row.find(field);
+    if (it == row.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) {
+      fail(field, "boolean");
+      return fallback;
+    }
+    return it->get<bool>();
+  }
+};
+
+struct ParsedRow {
+  GpuSpec spec;
+  bool total_known = true;  // false: neither total was in the row; filled from a sibling below
+};
+
+}  // namespace
+
+Bytes typical_driver_reserve(Bytes nvml_total_bytes) {
+  // Least-squares fit of (nvidia-smi MiB − CUDA MiB) against nvidia-smi MiB over the 26 rows of
+  // data/gpus.jsonl with both totals (all but v100-32gb, whose figure comes from an old driver that
+  // already excluded the reserve): 380 MiB + 0.23% of the total. It is within ±150 MiB of the
+  // observations from 10 GiB to 180 GiB cards, except A100 80GB (770-870 MiB observed).
+  double total_mib = to_mib(nvml_total_bytes);
+  double reserve_mib = 380.0 + 0.0023 * total_mib;
+  return static_cast<Bytes>(std::llround(reserve_mib)) * k_mib;
+}
+
+GpuSpec custom_gpu(double total_gib) {
+  GpuSpec spec;
+  spec.key = "custom";
+  spec.name = "custom GPU (" + util::fixed(total_gib, 2) + " GiB)";
+  spec.total_bytes = from_gib(total_gib);
+  spec.memory_marketing_gb = static_cast<int>(std::lround(total_gib));
+  return spec;
+}
+
+Result<GpuCatalog> GpuCatalog::from_jsonl(std::string_view text, const std::string& origin) {
+  auto rows = util::parse_jsonl(text, origin);
+  if (!rows) return tl::unexpected(rows.error());
+  // parse_jsonl skips blank lines; recover the line number of each row for messages.
+  std::vector<int> line_numbers;
+  {
+    int line_no = 0;
+    for (const auto& line : util::split(text, '\n')) {
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") != std::string::npos) line_numbers.push_back(line_no);
+    }
+  }
+  std::vector<ParsedRow> parsed;
+  for (std::size_t i = 0; i < rows->size(); ++i) {
+    const json& row = (*rows)[i];
+    std::string where = origin + ":" + std::to_string(line_numbers[i]);
+    if (!row.is_object())
+      return make_error(ErrorCode::parse_error, "expected a JSON object per line, got " + type_name(row), where);
+    RowReader r{row, where, std::nullopt};
+    ParsedRow p;
+    GpuSpec& s = p.spec;
+    s.key = r.string("key", true);
+    s.name = r.string("name", false);
+    s.vendor = r.string("vendor", false);
+    s.architecture = r.string("architecture", false);
+    s.compute_capability = r.string("compute_capability", false);
+    s.aliases = r.strings("aliases");
+    s.nvml_names = r.strings("nvml_name");
+    s.memory_marketing_gb = static_cast<int>(r.number("memory_marketing_gb").value_or(0));
+    s.bf16_supported = r.boolean("bf16_supported", true);
+    s.fp8_supported = r.boolean("fp8_supported", false);
+    auto smi_mib = r.number("memory_total_mib_nvidia_smi");
+    auto torch_gib = r.number("memory_total_gib_torch");
+    if (r.error) return tl::unexpected(*r.error);
+    if (s.key.empty()) return make_error(ErrorCode::parse_error, "expected a non-empty \"key\"", where);
+    if (s.name.empty()) s.name = s.nvml_names.empty() ? s.key : s.nvml_names.front();
+    if (smi_mib) s.nvml_total_bytes = static_cast<Bytes>(std::llround(*smi_mib)) * k_mib;
+    if (torch_gib) {
+      s.total_bytes = from_gib(*torch_gib);
+    } else if (s.nvml_total_bytes) {
+      // No CUDA total was observed: a30, a100-pcie-40gb, h200-nvl-141gb, gh200-96gb, gh200-144gb,
+      // b300-288gb, rtx-4060-ti-16gb and rtx-5070-ti take the nvidia-smi total minus the typical
+      // driver reserve (fitted from the rows that have both totals, see typical_driver_reserve).
+      s.total_bytes = *s.nvml_total_bytes - typical_driver_reserve(*s.nvml_total_bytes);
+    } else {
+      p.total_known = false;
+    }
+    for (const auto& other : parsed) {
+      if (other.spec.key == s.key) return make_error(ErrorCode::parse_error, "duplicate key \"" + s.key + "\"", where);
+    }
+    parsed.push_back(std::move(p));
+  }
+  // A row with neither total (l40) takes the CUDA total of a row with the same vendor,
+  // architecture and advertised size (l40s: same board, 48 GB GDDR6); failing that, the
+  // advertised size in decimal GB minus the typical reserve.
+  for (auto& p : parsed) {
+    if (p.total_known) continue;
+    auto sibling = std::find_if(parsed.begin(), parsed.end(), [&](const ParsedRow& o) {
+      return o.total_known && o.spec.vendor == p.spec.vendor && o.spec.architecture == p.spec.architecture &&
+             o.spec.memory_marketing_gb == p.spec.memory_marketing_gb;
+    });
+    if (sibling != parsed.end()) {
+      p.spec.total_bytes = sibling->spec.total_bytes;
+    } else {
+      Bytes advertised = static_cast<Bytes>(p.spec.memory_marketing_gb) * 1'000'000'000;
+      p.spec.total_bytes = advertised > 0 ? advertised - typical_driver_reserve(advertised) : 0;
+    }
+  }
+  GpuCatalog catalog;
+  for (auto& p : parsed) catalog.m_gpus.push_back(std::move(p.spec));
+  return catalog;
+}
+
+const GpuCatalog& GpuCatalog::builtin() {
+  static const GpuCatalog catalog = [] {
+    auto text = embedded::find("gpus.jsonl");
+    if (!text) return GpuCatalog{};
+    auto parsed = from_jsonl(*text, "gpus.jsonl");
+    // The embedded file is checked by the test suite; a broken build yields an empty catalogue
+    // rather than a crash, and every lookup then says "unknown GPU".
+    return parsed ? std::move(*parsed) : GpuCatalog{};
+  }();
+  return catalog;
+}
+
+Result<GpuSpec> GpuCatalog::find(std::string_view name) const {
+  const std::string query = normalize(name);
+  const std::string bare_query = strip_vendor_words(query);
+  // Pass 0: keys, 1: aliases, 2: NVML names; each pass also tries the names without vendor words.
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const auto& gpu : m_gpus) {
+      std::vector<std::string> names;
+      if (pass == 0) names = {gpu.key};
+      if (pass == 1) names = gpu.aliases;
+      if (pass == 2) names = gpu.nvml_names;
+      for (const auto& n : names) {
+        std::string candidate = normalize(n);
+        if (candidate == query || strip_vendor_words(candidate) == bare_query) return gpu;
+      }
+    }
+  }
+  std::vector<std::string> candidates;
+  for (const auto& gpu : m_gpus) {
+    candidates.push_back(gpu.key);
+    for (const auto& a : gpu.aliases) candidates.push_back(a);
+  }
+  std::string message = "unknown GPU '" + std::string(name) + "'";
+  auto close = util::closest_matches(name, candidates);
+  if (!close.empty()) message += "; did you mean " + util::or_list(close) + "?";
+  message += " ('headroom gpus --catalog' lists the known GPUs; --gpu-memory-gib sets any size)";
+  return make_error(ErrorCode::not_found, message, "--gpu");
+}
+
+std::optional<GpuSpec> GpuCatalog::match_live(std::string_view nvml_name, Bytes nvml_total_bytes) const {
+  const std::string query = normalize(nvml_name);
+  std::vector<const GpuSpec*> rows;
+  for (const auto& gpu : m_gpus) {
+    for (const auto& n : gpu.nvml_names) {
+      if (normalize(n) == query) {
+        rows.push_back(&gpu);
+        break;
+      }
+    }
+  }
+  if (rows.empty()) {
+    auto found = find(nvml_name);
+    if (!found) return std::nullopt;
+    for (const auto& gpu : m_gpus)
+      if (gpu.key == found->key) rows.push_back(&gpu);
+  }
+  // The row whose expected NVML total is closest to the live one.
+  auto expected_nvml = [](const GpuSpec& g) {
+    return g.nvml_total_bytes ? *g.nvml_total_bytes : g.total_bytes + typical_driver_reserve(g.total_bytes);
+  };
+  const GpuSpec* best = *std::min_element(rows.begin(), rows.end(), [&](const GpuSpec* a, const GpuSpec* b) {
+    return std::llabs(expected_nvml(*a) - nvml_total_bytes) < std::llabs(expected_nvml(*b) - nvml_total_bytes);
+  });
+  // CUDA never sees more than NVML's total, and the reserve is a few percent at most: a row
+  // outside that is another SKU sold under the same name (RTX 4060 Ti 8GB vs the 16GB row).
+  if (best->total_bytes > nvml_total_bytes) return std::nullopt;
+  if (nvml_total_bytes - best->total_bytes > nvml_total_bytes / 10) return std::nullopt;
+  return *best;
+}
+
+}  // namespace headroom

@@ -1,0 +1,205 @@
+// The built-in catalogue (data/models.jsonl): one line per Hugging Face id with the architecture
+// facts of its config.json in a flattened form (moe / mla / hybrid / attention_layout summaries).
+// A line is turned back into a config.json-shaped object and read by parse_model_config, so both
+// paths share one set of rules.
+#include <cctype>
+#include <cmath>
+
+#include "model/model_internal.h"
+#include "util/embedded_data.h"
+#include "util/json_file.h"
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace {
+
+using nlohmann::json;
+
+const std::vector<json>& catalog_lines() {
+  static const std::vector<json> k_lines = [] {
+    auto text = embedded::find("models.jsonl");
+    if (!text) return std::vector<json>{};
+    auto lines = util::parse_jsonl(*text, "models.jsonl");
+    return lines ? std::move(*lines) : std::vector<json>{};
+  }();
+  return k_lines;
+}
+
+bool is_null_or_missing(const json& line, const char* key) {
+  auto it = line.find(key);
+  return it == line.end() || it->is_null();
+}
+
+// "671B total / 37B activated", "1.23B", "13B" → a count; nullopt when the text has no number.
+std::optional<std::int64_t> parse_param_count(const json& v) {
+  if (!v.is_string()) return std::nullopt;
+  const std::string s = v.get<std::string>();
+  std::size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(s, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (used >= s.size()) return std::nullopt;
+  char unit = s[used];
+  double scale = unit == 'B' ? 1e9 : unit == 'M' ? 1e6 : unit == 'T' ? 1e12 : 0;
+  if (scale == 0) return std::nullopt;
+  return static_cast<std::int64_t>(std::llround(x * scale));
+}
+
+// Tier-I lines carry only a note ("FP8 per repo name"); the id's naming convention is the best
+// hint of the scheme, so the method is taken from it and the note kept in raw.
+void infer_quant_from_id(std::string_view id, json& q) {
+  std::string lid = util::to_lower(id);
+  auto has = [&](const char* s) { return lid.find(s) != std::string::npos; };
+  if (has("fp8")) q["quant_method"] = "fp8";
+  else if (has("w8a8")) {
+    q["quant_method"] = "compressed-tensors";
+    q["bits"] = 8;
+  } else if (has("w4a16")) {
+    q["quant_method"] = "compressed-tensors";
+    q["bits"] = 4;
+    q["group_size"] = 128;
+    q["format"] = "pack-quantized";
+  } else if (has("awq")) {
+    q["quant_method"] = "awq";
+  } else if (has("gptq")) {
+    q["quant_method"] = "gptq";
+  }
+  if ((has("awq") || has("gptq") || has("int4")) && !q.contains("bits")) q["bits"] = 4;
+  if ((has("awq") || has("gptq")) && !q.contains("group_size")) q["group_size"] = 128;
+}
+
+// Catalogue line → config.json-shaped object.
+json to_config(const json& line) {
+  static const char* k_text_keys[] = {"num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads",
+                                      "num_key_value_heads", "head_dim", "vocab_size", "max_position_embeddings",
+                                      "rope_theta", "rope_scaling", "sliding_window", "tie_word_embeddings"};
+  json text = json::object();
+  for (const char* k : k_text_keys)
+    if (!is_null_or_missing(line, k)) text[k] = line[k];
+
+  // A null num_key_value_heads means the config does not write it (MHA for Llama-2-style
+  // models), unless a cross-check source states the count (Falcon: 1 for 7B, 8 for 40B).
+  if (is_null_or_missing(line, "num_key_value_heads") && line.contains("cross_checks") && line["cross_checks"].is_array()) {
+    for (const auto& c : line["cross_checks"]) {
+      auto v = c.find("values");
+      if (v != c.end() && v->is_object() && v->contains("num_key_value_heads") && (*v)["num_key_value_heads"].is_number_integer()) {
+        text["num_key_value_heads"] = (*v)["num_key_value_heads"];
+        break;
+      }
+    }
+  }
+  for (const char* group : {"moe", "mla", "hybrid"}) {
+    if (is_null_or_missing(line, group) || !line[group].is_object()) continue;
+    for (const auto& [k, v] : line[group].items()) {
+      if (v.is_null() || k == "kind" || k == "pattern_counts" || k == "pattern_legend") continue;
+      text[k] = v;
+    }
+  }
+  if (!is_null_or_missing(line, "attention_layout") && line["attention_layout"].is_object()) {
+    for (const auto& [k, v] : line["attention_layout"].items()) {
+      if (k == "layer_types_period" && v.is_array() && !v.empty() && line["num_hidden_layers"].is_number_integer()) {
+        // gpt-oss / Gemma 4 store one period of layer_types; repeat it over the layers.
+        json types = json::array();
+        int n = line["num_hidden_layers"].get<int>();
+        for (int i = 0; i < n; ++i) types.push_back(v[static_cast<std::size_t>(i) % v.size()]);
+        text["layer_types"] = types;
+      } else if (k == "layer_types" && !v.is_array()) {
+        continue;  // a prose description (Qwen3-Next), not the list
+      } else if (k != "layer_types_counts" && k != "rope_parameters") {
+        text[k] = v;
+      }
+    }
+  }
+
+  json config = json::object();
+  if (line["architecture"].is_string()) config["architectures"] = json::array({line["architecture"]});
+  if (line["torch_dtype"].is_string()) config["torch_dtype"] = line["torch_dtype"];
+  if (!is_null_or_missing(line, "quantization_config")) {
+    json q = line["quantization_config"];
+    if (!q.contains("quant_method") || q["quant_method"].is_null()) infer_quant_from_id(line["hf_id"].get<std::string>(), q);
+    // Long ignore lists are collapsed to a count ("145 modules (list omitted)") in the catalogue.
+    if (q.contains("modules_to_not_convert") && !q["modules_to_not_convert"].is_array()) q.erase("modules_to_not_convert");
+    // nvidia ModelOpt FP8 checkpoints declare an fp8 KV cache in hf_quant_config.json.
+    if (q.contains("quant_method")) config["quantization_config"] = q;
+  } else if (line["hf_id"].get<std::string>() == "nvidia/Llama-3.1-70B-Instruct-FP8") {
+    // Its quantization lives in hf_quant_config.json (see the line's notes): ModelOpt FP8
+    // weights and activations, FP8 KV cache, lm_head excluded.
+    config["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "FP8"},
+                                     {"kv_cache_quant_algo", "FP8"}, {"exclude_modules", json::array({"lm_head"})}};
+  }
+  if (!is_null_or_missing(line, "vision") && line["vision"].is_object()) {
+    json v = line["vision"];
+    if (v.contains("from_resaved_copy") && v["from_resaved_copy"].is_object())
+      for (const auto& [k, x] : v["from_resaved_copy"].items()) v[k] = x;
+    config["vision_config"] = v;
+  }
+  if (line["text_model_type"].is_string()) {
+    text["model_type"] = line["text_model_type"];
+    if (line["model_type"].is_string()) config["model_type"] = line["model_type"];
+    config["text_config"] = text;
+    if (text.contains("tie_word_embeddings")) config["tie_word_embeddings"] = text["tie_word_embeddings"];
+  } else {
+    if (line["model_type"].is_string()) text["model_type"] = line["model_type"];
+    for (const auto& [k, v] : text.items()) config[k] = v;
+  }
+  return config;
+}
+
+}  // namespace
+
+namespace model_detail {
+
+const json* find_catalog_line(std::string_view id) {
+  for (const auto& line : catalog_lines())
+    if (line.contains("hf_id") && line["hf_id"].is_string() && util::iequals(line["hf_id"].get<std::string>(), id))
+      return &line;
+  return nullptr;
+}
+
+}  // namespace model_detail
+
+std::vector<std::string> catalog_model_ids() {
+  std::vector<std::string> ids;
+  for (const auto& line : catalog_lines())
+    if (line.contains("hf_id") && line["hf_id"].is_string()) ids.push_back(line["hf_id"].get<std::string>());
+  return ids;
+}
+
+Result<ModelSpec> catalog_model(std::string_view id) {
+  const json* line = model_detail::find_catalog_line(id);
+  if (!line) {
+    std::string msg = "model '" + std::string(id) + "' is not in the built-in catalogue";
+    auto close = util::closest_matches(id, catalog_model_ids());
+    if (!close.empty()) msg += "; did you mean " + util::or_list(close) + "?";
+    return make_error(ErrorCode::not_found, msg);
+  }
+  const std::string hf_id = (*line)["hf_id"].get<std::string>();
+  const std::string where = "built-in catalogue (" + hf_id + ")";
+  if (is_null_or_missing(*line, "num_hidden_layers") || is_null_or_missing(*line, "hidden_size")) {
+    // Tier G lines (model card only) and partial copies carry no usable architecture.
+    std::vector<std::string> missing;
+    for (const char* k : {"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"})
+      if (is_null_or_missing(*line, k)) missing.push_back(k);
+    return make_error(ErrorCode::unsupported,
+                      "the built-in catalogue has no architecture facts for '" + hf_id + "' (missing " +
+                          util::join(missing, ", ") +
+                          "); download its config.json and pass the folder or file instead (e.g. "
+                          "huggingface-cli download " +
+                          hf_id + " config.json)",
+                      where);
+  }
+  auto spec = model_detail::parse_config(to_config(*line), where, nullptr);
+  if (!spec) return spec;
+  spec->id = hf_id;
+  spec->source = ModelSource::catalog;
+  spec->location = "built-in catalogue";
+  spec->raw_config = *line;
+  if (line->contains("total_params")) spec->declared_params = parse_param_count((*line)["total_params"]);
+  return spec;
+}
+
+}  // namespace headroom

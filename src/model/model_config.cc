@@ -1,0 +1,263 @@
+// parse_model_config: a Hugging Face config.json → ModelSpec, the way vLLM's ModelConfig reads it.
+#include <algorithm>
+#include <initializer_list>
+
+#include "model/model_internal.h"
+#include "util/json_file.h"
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace model_detail {
+
+namespace {
+
+// transformers Gemma3TextConfig defaults (transformers 4.50+ configuration_gemma3.py). The released
+// Gemma 3 4B/27B configs omit these keys in text_config, so transformers (and vLLM) use them.
+const nlohmann::json& gemma3_text_defaults() {
+  static const nlohmann::json k_defaults = {
+      {"vocab_size", 262208},         {"hidden_size", 2304},          {"intermediate_size", 9216},
+      {"num_hidden_layers", 26},      {"num_attention_heads", 8},     {"num_key_value_heads", 4},
+      {"head_dim", 256},              {"max_position_embeddings", 131072},
+      {"sliding_window", 4096},       {"sliding_window_pattern", 6},
+  };
+  return k_defaults;
+}
+
+// Length keys vLLM considers, in its order (vllm/config/model.py _get_and_verify_max_len).
+const std::vector<std::string> k_max_length_keys = {
+    "max_position_embeddings", "n_positions",       "max_seq_len",        "seq_length", "model_max_length",
+    "max_target_positions",    "max_sequence_length", "max_seq_length", "seq_len"};
+
+Result<std::optional<RopeScaling>> read_rope_scaling(const ConfigReader& text) {
+  auto rs = text.child("rope_scaling");
+  if (!rs) {
+    if (text.has("rope_scaling") && !text.json().at("rope_scaling").is_object())
+      return tl::unexpected(text.type_error("rope_scaling", "object"));
+    // transformers v5 writes rope_parameters; only the single-type form carries a scaling.
+    rs = text.child("rope_parameters");
+    if (!rs || !rs->has("rope_type")) return std::optional<RopeScaling>{};
+  }
+  RopeScaling r;
+  HR_TRY(type, rs->get_string("rope_type"));
+  if (!type) {
+    HR_TRY(legacy, rs->get_string("type"));
+    type = legacy;
+  }
+  r.type = type.value_or("default");
+  HR_TRY(factor, rs->get_number("factor"));
+  r.factor = factor.value_or(1.0);
+  HR_TRY(orig, rs->get_int("original_max_position_embeddings"));
+  r.original_max_position_embeddings = orig;
+  return std::optional<RopeScaling>(r);
+}
+
+Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
+  auto vc = top.child("vision_config");
+  if (!vc) return std::optional<VisionConfig>{};
+  VisionConfig v;
+  HR_TRY(depth, vc->first_int({"depth", "num_hidden_layers", "num_layers"}));
+  HR_TRY(heads, vc->first_int({"num_heads", "num_attention_heads"}));
+  HR_TRY(image, vc->get_int("image_size"));
+  HR_TRY(patch, vc->first_int({"patch_size", "spatial_patch_size"}));
+  HR_TRY(inter, vc->get_int("intermediate_size"));
+  HR_TRY(out, vc->first_int({"out_hidden_size", "vision_output_dim", "projection_dim"}));
+  HR_TRY(embed, vc->get_int("embed_dim"));
+  HR_TRY(hidden, vc->get_int("hidden_size"));
+  if (depth) v.depth = static_cast<int>(depth->second);
+  if (heads) v.num_heads = static_cast<int>(heads->second);
+  if (image) v.image_size = static_cast<int>(*image);
+  if (patch) v.patch_size = static_cast<int>(patch->second);
+  if (out) v.out_hidden_size = static_cast<int>(out->second);
+  if (embed) {
+    // Qwen2-VL: embed_dim is the tower width, hidden_size its output, MLP = embed_dim × mlp_ratio.
+    v.hidden_size = static_cast<int>(*embed);
+    if (hidden && !out) v.out_hidden_size = static_cast<int>(*hidden);
+    HR_TRY(ratio, vc->get_number("mlp_ratio"));
+    v.intermediate_size = inter ? static_cast<int>(*inter) : static_cast<int>(*embed * ratio.value_or(4.0));
+  } else {
+    if (hidden) v.hidden_size = static_cast<int>(*hidden);
+    if (inter) v.intermediate_size = static_cast<int>(*inter);
+  }
+  return std::optional<VisionConfig>(v);
+}
+
+bool is_falcon(std::string_view model_type, std::string_view arch) {
+  return model_type == "falcon" || model_type == "RefinedWeb" || model_type == "RefinedWebModel" ||
+         arch == "RWForCausalLM" || arch == "FalconForCausalLM";
+}
+
+}  // namespace
+
+Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& origin,
+                               std::shared_ptr<const std::string> text_ptr) {
+  if (!config.is_object())
+    return make_error(ErrorCode::parse_error, "expected a JSON object, got " + json_kind(config), origin);
+  std::shared_ptr<const KeyPositions> positions;
+  if (text_ptr) positions = std::make_shared<KeyPositions>(scan_key_positions(*text_ptr));
+  ConfigReader top(config, origin, "", text_ptr, positions);
+
+  ModelSpec spec;
+  spec.raw_config = config;
+  HR_TRY(archs, top.get_string_list("architectures"));
+  if (archs && !archs->empty()) spec.architecture = archs->front();
+  HR_TRY(top_type, top.get_string("model_type"));
+
+  // Multimodal wrappers keep the language model's fields in a sub-config.
+  std::optional<ConfigReader> sub;
+  for (const char* key : {"text_config", "llm_config", "language_config"}) {
+    if ((sub = top.child(key))) break;
+  }
+  const ConfigReader& text = sub ? *sub : top;
+  HR_TRY(text_type, text.get_string("model_type"));
+  spec.model_type = text_type.value_or(top_type.value_or(""));
+
+  // Keys the config leaves out that transformers fills from its config class defaults.
+  nlohmann::json with_defaults;
+  std::optional<ConfigReader> defaulted;
+  if (spec.model_type == "gemma3_text" || (spec.model_type == "gemma3" && sub)) {
+    with_defaults = text.json();
+    for (const auto& [k, v] : gemma3_text_defaults().items())
+      if (!with_defaults.contains(k) || with_defaults[k].is_null()) with_defaults[k] = v;
+    defaulted.emplace(with_defaults, origin, sub ? "text_config" : "", text_ptr, positions);
+  }
+  const ConfigReader& t = defaulted ? *defaulted : text;
+
+  HR_TRY(layers, t.first_int({"num_hidden_layers", "n_layer", "num_layers", "n_layers"}));
+  if (!layers) return tl::unexpected(t.missing({"num_hidden_layers", "n_layer", "num_layers", "n_layers"}));
+  HR_TRY(hidden, t.first_int({"hidden_size", "n_embd", "d_model", "model_dim", "dim"}));
+  if (!hidden) return tl::unexpected(t.missing({"hidden_size", "n_embd", "d_model"}));
+  HR_TRY(heads, t.first_int({"num_attention_heads", "n_head", "num_heads", "n_heads", "encoder_attention_heads"}));
+  if (!heads) return tl::unexpected(t.missing({"num_attention_heads", "n_head", "num_heads"}));
+  spec.num_layers = static_cast<int>(layers->second);
+  spec.hidden_size = static_cast<int>(hidden->second);
+  spec.num_attention_heads = static_cast<int>(heads->second);
+  if (spec.num_layers <= 0 || spec.hidden_size <= 0 || spec.num_attention_heads <= 0)
+    return make_error(ErrorCode::parse_error,
+                      "expected positive layer, hidden and head counts, got " + std::to_string(spec.num_layers) +
+                          ", " + std::to_string(spec.hidden_size) + " and " + std::to_string(spec.num_attention_heads),
+                      origin);
+
+  HR_TRY(inter, t.first_int({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size", "d_ff"}));
+  // GPT-2 / Falcon style configs leave the MLP width out (n_inner: null): 4 × hidden.
+  spec.intermediate_size = inter ? static_cast<int>(inter->second) : 4 * spec.hidden_size;
+
+  HR_TRY(kv, t.first_int({"n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                          "num_attention_groups"}));
+  spec.num_kv_heads = kv ? static_cast<int>(kv->second) : spec.num_attention_heads;
+  if (!kv && is_falcon(spec.model_type, spec.architecture)) {
+    // vLLM ModelConfig.get_total_num_kv_heads: old-format Falcon with multi_query has one KV head.
+    HR_TRY(new_arch, t.get_bool("new_decoder_architecture"));
+    HR_TRY(mq, t.get_bool("multi_query"));
+    if (!new_arch.value_or(false) && mq.value_or(true)) spec.num_kv_heads = 1;
+  }
+
+  HR_TRY(head_dim, t.first_int({"head_dim", "head_size", "attention_head_size"}));
+  if (head_dim) spec.head_dim = static_cast<int>(head_dim->second);
+  else spec.head_dim = spec.hidden_size / spec.num_attention_heads;
+
+  HR_TRY(vocab, t.first_int({"vocab_size", "padded_vocab_size", "n_vocab"}));
+  if (!vocab) return tl::unexpected(t.missing({"vocab_size", "padded_vocab_size"}));
+  spec.vocab_size = vocab->second;
+
+  // Max length: the smallest present key; model_max_length in the model config overrides.
+  for (const auto& key : k_max_length_keys) {
+    HR_TRY(v, t.get_int(key));
+    if (v && (spec.max_length_key.empty() || *v < spec.max_position_embeddings)) {
+      spec.max_position_embeddings = *v;
+      spec.max_length_key = key;
+    }
+  }
+  HR_TRY(mml, t.get_int("model_max_length"));
+  if (mml) {
+    spec.max_position_embeddings = *mml;
+    spec.max_length_key = "model_max_length";
+  }
+
+  // dtype: config.dtype (transformers v5), torch_dtype, then the text and vision sub-configs.
+  for (const ConfigReader* r : std::initializer_list<const ConfigReader*>{&top, &text}) {
+    if (!spec.torch_dtype.empty()) break;
+    for (const char* key : {"dtype", "torch_dtype"}) {
+      HR_TRY(d, r->get_string(key));
+      if (d) {
+        spec.torch_dtype = *d;
+        break;
+      }
+    }
+  }
+  if (spec.torch_dtype.empty()) {
+    if (auto vc = top.child("vision_config")) {
+      HR_TRY(d, vc->get_string("torch_dtype"));
+      if (d) spec.torch_dtype = *d;
+    }
+  }
+
+  HR_TRY(rope, read_rope_scaling(t));
+  spec.rope_scaling = rope;
+
+  HR_TRY(tie_text, text.get_bool("tie_word_embeddings"));
+  HR_TRY(tie_top, top.get_bool("tie_word_embeddings"));
+  if (tie_top && sub) spec.tie_word_embeddings = *tie_top;  // the wrapper's flag decides for the LM head
+  else if (tie_text) spec.tie_word_embeddings = *tie_text;
+  else if (tie_top) spec.tie_word_embeddings = *tie_top;
+  else spec.tie_word_embeddings = default_tie_word_embeddings(spec.model_type);
+
+  HR_TRY(mla_ok, read_mla(t, spec));
+  if (spec.mla && !head_dim) spec.head_dim = spec.mla->qk_nope_head_dim + spec.mla->qk_rope_head_dim;
+  HR_TRY(moe_ok, read_moe(t, spec));
+  HR_TRY(hybrid_ok, read_hybrid(t, spec));
+  HR_TRY(layers_ok, read_layer_kinds(t, spec));
+  (void)mla_ok, (void)moe_ok, (void)hybrid_ok, (void)layers_ok;
+
+  HR_TRY(vision, read_vision(top));
+  spec.vision = vision;
+
+  HR_TRY(enc_dec, top.get_bool("is_encoder_decoder"));
+  // vLLM (v0.6–v0.10) runs Mllama as an encoder-decoder model: its cross-attention layers cache
+  // the vision encoder's output.
+  spec.is_encoder_decoder = enc_dec.value_or(false) || spec.architecture == "MllamaForConditionalGeneration";
+
+  for (const ConfigReader* r : std::initializer_list<const ConfigReader*>{&top, &text}) {
+    if (auto q = r->child("quantization_config")) {
+      HR_TRY(qc, read_quantization_config(*q));
+      spec.quantization = std::move(qc);
+      break;
+    }
+    if (r->has("quantization_config"))
+      return tl::unexpected(r->type_error("quantization_config", "object"));
+  }
+  return spec;
+}
+
+bool default_tie_word_embeddings(std::string_view model_type) {
+  // transformers config class defaults (4.5x). PretrainedConfig defaults to true; most decoder-only
+  // families override it to false. Types not listed keep the PretrainedConfig default.
+  static const std::vector<std::pair<std::string_view, bool>> k_table = {
+      {"llama", false},        {"mistral", false},      {"mixtral", false},      {"qwen2", false},
+      {"qwen2_moe", false},    {"qwen3", false},        {"qwen3_moe", false},    {"qwen3_next", false},
+      {"qwen2_vl", false},     {"qwen2_5_vl", false},   {"phi3", false},         {"phi", false},
+      {"olmo2", false},        {"internlm2", false},    {"deepseek_v2", false},  {"deepseek_v3", false},
+      {"kimi_k2", false},      {"granite", false},      {"gpt_oss", false},      {"llama4_text", false},
+      {"mllama_text_model", false}, {"nemotron_h", false}, {"yi", false},       {"exaone", false},
+      {"gemma", true},         {"gemma2", true},        {"gemma3_text", true},   {"gemma3", true},
+      {"cohere", true},        {"cohere2", true},       {"opt", true},           {"gpt2", true},
+      {"falcon", true},        {"starcoder2", true},    {"gpt_neox", false},     {"bloom", true},
+  };
+  for (const auto& [type, tie] : k_table)
+    if (type == model_type) return tie;
+  return true;
+}
+
+}  // namespace model_detail
+
+Result<ModelSpec> parse_model_config(const nlohmann::json& config, const std::string& origin) {
+  return model_detail::parse_config(config, origin, nullptr);
+}
+
+Result<ModelSpec> parse_model_config_text(std::string_view text, const std::string& origin) {
+  auto json = util::parse_json(text, origin);
+  if (!json) return tl::unexpected(json.error());
+  return model_detail::parse_config(*json, origin, std::make_shared<const std::string>(text));
+}
+
+}  // namespace headroom

@@ -1,0 +1,156 @@
+// load_model: resolves a model reference to a local folder, a config.json, the Hugging Face cache
+// or the built-in catalogue.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "model/model_internal.h"
+#include "util/json_file.h"
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string hub_cache_dir(const ModelLoadOptions& options) {
+  if (!options.hf_hub_cache.empty()) return options.hf_hub_cache;
+  if (const char* c = std::getenv("HF_HUB_CACHE"); c && *c) return c;
+  if (const char* h = std::getenv("HF_HOME"); h && *h) return (fs::path(h) / "hub").string();
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return (fs::path(home) / ".cache" / "huggingface" / "hub").string();
+  return ".cache/huggingface/hub";
+}
+
+// models--ORG--NAME/snapshots/REV for `id` (case-insensitive), or "" when not cached.
+std::string find_cached_snapshot(const std::string& hub, std::string_view id) {
+  std::error_code ec;
+  if (id.find('/') == std::string_view::npos || !fs::is_directory(hub, ec)) return {};
+  std::string want = "models--" + util::to_lower(id);
+  for (std::size_t pos; (pos = want.find('/')) != std::string::npos;) want.replace(pos, 1, "--");
+  fs::path repo;
+  for (const auto& e : fs::directory_iterator(hub, ec)) {
+    if (util::to_lower(e.path().filename().string()) == want && e.is_directory(ec)) {
+      repo = e.path();
+      break;
+    }
+  }
+  if (repo.empty()) return {};
+  fs::path snapshots = repo / "snapshots";
+  // The revision refs/main points at, when present; else the newest snapshot folder.
+  if (auto rev = util::read_file((repo / "refs" / "main").string())) {
+    fs::path snap = snapshots / util::trim(*rev);
+    if (fs::exists(snap / "config.json", ec)) return snap.string();
+  }
+  fs::path newest;
+  fs::file_time_type newest_time{};
+  for (const auto& e : fs::directory_iterator(snapshots, ec)) {
+    if (!e.is_directory(ec) || !fs::exists(e.path() / "config.json", ec)) continue;
+    auto t = fs::last_write_time(e.path(), ec);
+    if (newest.empty() || t > newest_time) {
+      newest = e.path();
+      newest_time = t;
+    }
+  }
+  return newest.string();
+}
+
+// Reads a folder holding config.json (plus tokenizer_config.json, hf_quant_config.json and
+// safetensors headers when present).
+Result<ModelSpec> load_folder(const fs::path& dir, std::string_view ref, ModelSource source) {
+  fs::path config = dir / "config.json";
+  auto text = util::read_file(config.string());
+  if (!text) return tl::unexpected(text.error());
+  auto spec = parse_model_config_text(*text, config.string());
+  if (!spec) return spec;
+  spec->id = std::string(ref);
+  spec->source = source;
+  spec->location = dir.string();
+  std::error_code ec;
+  if (fs::path tok = dir / "tokenizer_config.json"; fs::exists(tok, ec)) {
+    auto j = util::read_json_file(tok.string());
+    if (!j) return tl::unexpected(j.error());
+    // transformers writes a huge sentinel (1e30) when the tokenizer has no limit; ignore those.
+    if (auto it = j->find("model_max_length"); it != j->end() && it->is_number()) {
+      double v = it->get<double>();
+      if (v > 0 && v < 1e15) spec->tokenizer_model_max_length = static_cast<std::int64_t>(v);
+    }
+  }
+  if (!spec->quantization) {
+    if (fs::path hq = dir / "hf_quant_config.json"; fs::exists(hq, ec)) {
+      auto j = util::read_json_file(hq.string());
+      if (!j) return tl::unexpected(j.error());
+      spec->quantization = model_detail::read_modelopt_quant_config(*j);
+    }
+  }
+  auto weights = read_safetensors_dir(dir.string());
+  if (!weights) return tl::unexpected(weights.error());
+  spec->weights = std::move(*weights);
+  return spec;
+}
+
+}  // namespace
+
+Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions& options) {
+  std::error_code ec;
+  fs::path path{std::string(model_ref)};
+  if (fs::is_directory(path, ec)) {
+    if (fs::exists(path / "config.json", ec)) return load_folder(path, model_ref, ModelSource::local_dir);
+    return make_error(ErrorCode::not_found, "folder has no config.json", path.string());
+  }
+  if (fs::is_regular_file(path, ec)) {
+    auto text = util::read_file(path.string());
+    if (!text) return tl::unexpected(text.error());
+    auto spec = parse_model_config_text(*text, path.string());
+    if (!spec) return spec;
+    spec->id = std::string(model_ref);
+    spec->source = ModelSource::config_file;
+    spec->location = path.string();
+    return spec;
+  }
+  // Something written as a path ("./x", "/x", "../x", "~/x") is never a Hub id.
+  std::string_view ref = model_ref;
+  if (ref.starts_with("./") || ref.starts_with("/") || ref.starts_with("../") || ref.starts_with("~/") || ref == "." ||
+      ref == "..")
+    return make_error(ErrorCode::not_found, "no such folder or file (a local model is a folder with config.json)",
+                      std::string(model_ref));
+  std::string hub = hub_cache_dir(options);
+  if (std::string snap = find_cached_snapshot(hub, model_ref); !snap.empty())
+    return load_folder(snap, model_ref, ModelSource::hf_cache);
+  if (options.use_catalog) {
+    auto spec = catalog_model(model_ref);
+    if (spec || spec.error().code != ErrorCode::not_found) return spec;
+  }
+  std::string msg = "unknown model '" + std::string(model_ref) + "': not a folder or file, not in the Hugging Face cache (" +
+                    hub + ")";
+  msg += options.use_catalog ? ", not in the built-in catalogue" : " (catalogue lookup disabled)";
+  auto close = util::closest_matches(model_ref, catalog_model_ids());
+  if (options.use_catalog && !close.empty()) msg += "; did you mean " + util::or_list(close) + "?";
+  return make_error(ErrorCode::not_found, msg);
+}
+
+std::string_view to_string(ModelSource source) {
+  switch (source) {
+    case ModelSource::local_dir: return "local folder";
+    case ModelSource::config_file: return "config file";
+    case ModelSource::hf_cache: return "Hugging Face cache";
+    case ModelSource::catalog: return "built-in catalogue";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::full_attention: return "full_attention";
+    case LayerKind::sliding_attention: return "sliding_attention";
+    case LayerKind::chunked_attention: return "chunked_attention";
+    case LayerKind::cross_attention: return "cross_attention";
+    case LayerKind::mamba: return "mamba";
+    case LayerKind::linear_attention: return "linear_attention";
+    case LayerKind::no_attention: return "no_attention";
+  }
+  return "unknown";
+}
+
+}  // namespace headroom

@@ -1,0 +1,481 @@
+// synthesize_weights: the tensor list a model's Hugging Face checkpoint would hold, built from its
+// architecture when no safetensors headers are at hand. Names and shapes follow the HF layouts
+// (the engine shards tensors by name); dtypes follow torch_dtype and the quantization config.
+#include <algorithm>
+#include <regex>
+
+#include "model/model_internal.h"
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+std::string dense_dtype(const ModelSpec& m) {
+  if (m.torch_dtype == "float16" || m.torch_dtype == "half") return "F16";
+  if (m.torch_dtype == "float32" || m.torch_dtype == "float") return "F32";
+  return "BF16";  // bfloat16, or not written (gpt-oss): current checkpoints are bf16
+}
+
+enum class Scheme { none, fp8, int8, gptq4, awq4, packed4, nvfp4, bnb4, mxfp4 };
+
+Scheme scheme_of(const QuantizationConfig& q) {
+  const std::string& m = q.method;
+  if (m == "mxfp4") return Scheme::mxfp4;
+  if (m == "fp8" || m == "fbgemm_fp8") return Scheme::fp8;
+  if (m == "gptq" || m == "gptq_marlin") return q.bits == 8 ? Scheme::int8 : Scheme::gptq4;
+  if (m == "awq" || m == "awq_marlin") return Scheme::awq4;
+  if (m == "bitsandbytes") return q.bits == 8 ? Scheme::int8 : Scheme::bnb4;
+  if (m == "modelopt" || m == "modelopt_fp4") return q.bits == 4 ? Scheme::nvfp4 : Scheme::fp8;
+  if (m == "compressed-tensors") {
+    if (q.format.find("float") != std::string::npos || q.format.find("fp8") != std::string::npos) return Scheme::fp8;
+    if (q.format.find("nvfp4") != std::string::npos) return Scheme::nvfp4;
+    if (q.bits == 4 || q.format == "pack-quantized") return Scheme::packed4;
+    if (q.bits == 8) return Scheme::int8;
+    return Scheme::fp8;
+  }
+  return Scheme::none;
+}
+
+bool matches_module(const std::string& name, const std::string& pattern) {
+  if (pattern.rfind("re:", 0) == 0) {
+    try {
+      return std::regex_search(name, std::regex(pattern.substr(3)));
+    } catch (const std::regex_error&) {
+      return false;
+    }
+  }
+  if (pattern.find('*') != std::string::npos) {
+    // Glob: "model.layers.*.self_attn" matches any layer index.
+    std::string re;
+    for (char c : pattern) re += c == '*' ? std::string(".*") : c == '.' ? std::string("\\.") : std::string(1, c);
+    try {
+      return std::regex_search(name, std::regex("^" + re));
+    } catch (const std::regex_error&) {
+      return false;
+    }
+  }
+  return name == pattern || name.rfind(pattern + ".", 0) == 0 || name.find("." + pattern) != std::string::npos ||
+         (name.size() >= pattern.size() && name.compare(name.size() - pattern.size(), pattern.size(), pattern) == 0);
+}
+
+class Builder {
+ public:
+  explicit Builder(const ModelSpec& m) : m_model(m), m_dtype(dense_dtype(m)) {
+    if (m.quantization) m_scheme = scheme_of(*m.quantization);
+    if (m.quantization && m.quantization->raw.is_object()) {
+      auto b = m.quantization->raw.find("weight_block_size");
+      if (b != m.quantization->raw.end() && b->is_array() && b->size() == 2) m_block = {(*b)[0].get<int>(), (*b)[1].get<int>()};
+    }
+    m_group = m.quantization && m.quantization->group_size > 0 ? m.quantization->group_size : 128;
+  }
+
+  const std::string& dtype() const { return m_dtype; }
+
+  void add(const std::string& name, const std::string& dtype, Shape shape) {
+    TensorInfo t{name, dtype, std::move(shape), 0};
+    std::int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    t.bytes = n * dtype_bytes(dtype);
+    m_inv.total_bytes += t.bytes;
+    m_inv.tensors.push_back(std::move(t));
+  }
+  void dense(const std::string& name, Shape shape) { add(name, m_dtype, std::move(shape)); }
+
+  // A linear layer's weight [out, in] under `prefix` (no ".weight"), quantized per the scheme
+  // unless the module is in the ignore list. Biases are added by the caller.
+  void linear(const std::string& prefix, std::int64_t out, std::int64_t in) {
+    Scheme s = m_scheme;
+    if (s == Scheme::mxfp4 || ignored(prefix)) s = Scheme::none;  // mxfp4 covers only experts
+    const std::int64_t g = m_group;
+    switch (s) {
+      case Scheme::none: dense(prefix + ".weight", {out, in}); break;
+      case Scheme::fp8:
+        add(prefix + ".weight", "F8_E4M3", {out, in});
+        if (m_block) add(prefix + ".weight_scale_inv", "F32", {ceil_div(out, m_block->first), ceil_div(in, m_block->second)});
+        else if (m_model.quantization->method == "compressed-tensors") add(prefix + ".weight_scale", "F32", {out, 1});
+        else {
+          add(prefix + ".weight_scale", "F32", {});
+          add(prefix + ".input_scale", "F32", {});
+        }
+        break;
+      case Scheme::int8:
+        add(prefix + ".weight", "I8", {out, in});
+        add(prefix + ".weight_scale", "F32", {out, 1});
+        break;
+      case Scheme::gptq4:
+        add(prefix + ".qweight", "I32", {ceil_div(in, 8), out});
+        add(prefix + ".qzeros", "I32", {ceil_div(in, g), ceil_div(out, 8)});
+        add(prefix + ".scales", "F16", {ceil_div(in, g), out});
+        add(prefix + ".g_idx", "I32", {in});
+        break;
+      case Scheme::awq4:
+        add(prefix + ".qweight", "I32", {in, ceil_div(out, 8)});
+        add(prefix + ".qzeros", "I32", {ceil_div(in, g), ceil_div(out, 8)});
+        add(prefix + ".scales", "F16", {ceil_div(in, g), out});
+        break;
+      case Scheme::packed4:
+        add(prefix + ".weight_packed", "I32", {out, ceil_div(in, 8)});
+        add(prefix + ".weight_scale", "BF16", {out, ceil_div(in, g)});
+        add(prefix + ".weight_shape", "I64", {2});
+        break;
+      case Scheme::nvfp4:
+        add(prefix + ".weight", "U8", {out, ceil_div(in, 2)});
+        add(prefix + ".weight_scale", "F8_E4M3", {out, ceil_div(in, 16)});
+        add(prefix + ".weight_scale_2", "F32", {});
+        add(prefix + ".input_scale", "F32", {});
+        break;
+      case Scheme::bnb4:
+        add(prefix + ".weight", "U8", {ceil_div(out * in, 2), 1});
+        add(prefix + ".weight.absmax", "F32", {ceil_div(out * in, 64)});
+        break;
+      case Scheme::mxfp4: break;
+    }
+  }
+
+  bool mxfp4() const { return m_scheme == Scheme::mxfp4; }
+  WeightsInventory take() {
+    m_inv.exact = false;
+    m_inv.file_count = 0;
+    return std::move(m_inv);
+  }
+
+ private:
+  bool ignored(const std::string& prefix) const {
+    if (!m_model.quantization) return true;
+    for (const auto& p : m_model.quantization->ignored_modules)
+      if (matches_module(prefix, p)) return true;
+    return false;
+  }
+
+  const ModelSpec& m_model;
+  std::string m_dtype;
+  Scheme m_scheme = Scheme::none;
+  std::optional<std::pair<int, int>> m_block;
+  std::int64_t m_group = 128;
+  WeightsInventory m_inv;
+};
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+void add_attention(Builder& b, const ModelSpec& m, const std::string& p, bool cross) {
+  const std::int64_t H = m.hidden_size, hd = m.head_dim, nq = m.num_attention_heads, nkv = m.num_kv_heads;
+  const std::string& t = m.model_type;
+  std::string a = p + (cross ? "cross_attn." : "self_attn.");
+  if (m.mla) {
+    const auto& x = *m.mla;
+    std::int64_t qk = x.qk_nope_head_dim + x.qk_rope_head_dim;
+    if (x.q_lora_rank > 0) {
+      b.linear(a + "q_a_proj", x.q_lora_rank, H);
+      b.dense(a + "q_a_layernorm.weight", {x.q_lora_rank});
+      b.linear(a + "q_b_proj", nq * qk, x.q_lora_rank);
+    } else {
+      b.linear(a + "q_proj", nq * qk, H);
+    }
+    b.linear(a + "kv_a_proj_with_mqa", x.kv_lora_rank + x.qk_rope_head_dim, H);
+    b.dense(a + "kv_a_layernorm.weight", {x.kv_lora_rank});
+    b.linear(a + "kv_b_proj", nq * (x.qk_nope_head_dim + x.v_head_dim), x.kv_lora_rank);
+    b.linear(a + "o_proj", H, nq * x.v_head_dim);
+    return;
+  }
+  if (t == "phi3") {
+    b.linear(a + "qkv_proj", (nq + 2 * nkv) * hd, H);
+  } else {
+    // Qwen3-Next full-attention layers compute a gate alongside Q (q_proj is twice as wide).
+    b.linear(a + "q_proj", nq * hd * (t == "qwen3_next" ? 2 : 1), H);
+    b.linear(a + "k_proj", nkv * hd, H);
+    b.linear(a + "v_proj", nkv * hd, H);
+  }
+  b.linear(a + "o_proj", H, nq * hd);
+  bool qkv_bias = starts_with(t, "qwen2") || t == "gpt_oss" || t == "opt" || t == "phi";
+  if (qkv_bias) {
+    b.dense(a + "q_proj.bias", {nq * hd});
+    b.dense(a + "k_proj.bias", {nkv * hd});
+    b.dense(a + "v_proj.bias", {nkv * hd});
+  }
+  if (t == "gpt_oss" || t == "opt" || t == "phi") b.dense(a + "o_proj.bias", {H});
+  if (t == "gpt_oss") b.dense(a + "sinks", {nq});
+  if (starts_with(t, "qwen3") || starts_with(t, "gemma3") || cross) {
+    b.dense(a + "q_norm.weight", {hd});
+    b.dense(a + "k_norm.weight", {hd});
+  }
+  if (t == "olmo2") {
+    b.dense(a + "q_norm.weight", {nq * hd});
+    b.dense(a + "k_norm.weight", {nkv * hd});
+  }
+}
+
+void add_gated_mlp(Builder& b, const std::string& p, std::int64_t H, std::int64_t I) {
+  b.linear(p + "gate_proj", I, H);
+  b.linear(p + "up_proj", I, H);
+  b.linear(p + "down_proj", H, I);
+}
+
+void add_moe(Builder& b, const ModelSpec& m, const std::string& p) {
+  const auto& x = *m.moe;
+  const std::int64_t H = m.hidden_size, E = x.num_experts, I = x.moe_intermediate_size;
+  const std::string& t = m.model_type;
+  if (t == "gpt_oss") {
+    b.dense(p + "mlp.router.weight", {E, H});
+    b.dense(p + "mlp.router.bias", {E});
+    std::string e = p + "mlp.experts.";
+    if (b.mxfp4()) {
+      // MXFP4: two 4-bit values per byte, one E8M0 scale per 32 values.
+      b.add(e + "gate_up_proj_blocks", "U8", {E, 2 * I, H / 32, 16});
+      b.add(e + "gate_up_proj_scales", "U8", {E, 2 * I, H / 32});
+      b.add(e + "down_proj_blocks", "U8", {E, H, I / 32, 16});
+      b.add(e + "down_proj_scales", "U8", {E, H, I / 32});
+    } else {
+      b.dense(e + "gate_up_proj", {E, H, 2 * I});
+      b.dense(e + "down_proj", {E, I, H});
+    }
+    b.dense(e + "gate_up_proj_bias", {E, 2 * I});
+    b.dense(e + "down_proj_bias", {E, H});
+    return;
+  }
+  if (starts_with(t, "llama4")) {
+    std::string f = p + "feed_forward.";
+    b.dense(f + "router.weight", {E, H});
+    b.dense(f + "experts.gate_up_proj", {E, H, 2 * I});
+    b.dense(f + "experts.down_proj", {E, I, H});
+    add_gated_mlp(b, f + "shared_expert.", H, I);
+    return;
+  }
+  if (t == "mixtral") {
+    std::string f = p + "block_sparse_moe.";
+    b.dense(f + "gate.weight", {E, H});
+    for (std::int64_t e = 0; e < E; ++e) {
+      std::string ep = f + "experts." + std::to_string(e) + ".";
+      b.linear(ep + "w1", I, H);
+      b.linear(ep + "w2", H, I);
+      b.linear(ep + "w3", I, H);
+    }
+    return;
+  }
+  bool nemotron = t == "nemotron_h";
+  std::string f = p + (nemotron ? "mixer." : "mlp.");
+  b.dense(f + "gate.weight", {E, H});
+  if (t == "deepseek_v3" || t == "kimi_k2" || nemotron) b.add(f + "gate.e_score_correction_bias", "F32", {E});
+  for (std::int64_t e = 0; e < E; ++e) {
+    std::string ep = f + "experts." + std::to_string(e) + ".";
+    if (nemotron) {  // squared-ReLU experts: no gate projection
+      b.linear(ep + "up_proj", I, H);
+      b.linear(ep + "down_proj", H, I);
+    } else {
+      add_gated_mlp(b, ep, H, I);
+    }
+  }
+  if (x.shared_expert_intermediate_size > 0 && !nemotron) {
+    add_gated_mlp(b, f + "shared_expert.", H, x.shared_expert_intermediate_size);
+    b.dense(f + "shared_expert_gate.weight", {1, H});
+  } else if (x.num_shared_experts > 0) {
+    std::int64_t w = x.shared_expert_intermediate_size > 0 ? x.shared_expert_intermediate_size
+                                                          : static_cast<std::int64_t>(x.num_shared_experts) * I;
+    if (nemotron) {
+      b.linear(f + "shared_experts.up_proj", w, H);
+      b.linear(f + "shared_experts.down_proj", H, w);
+    } else {
+      add_gated_mlp(b, f + "shared_experts.", H, w);
+    }
+  }
+}
+
+void add_mamba(Builder& b, const ModelSpec& m, const std::string& p) {
+  const auto& h = *m.hybrid;
+  const std::int64_t H = m.hidden_size, I = h.mamba_intermediate_size, G = h.n_groups, N = h.ssm_state_size,
+                     heads = h.mamba_num_heads > 0 ? h.mamba_num_heads : I / std::max(1, h.mamba_head_dim);
+  const std::int64_t conv_dim = I + 2 * G * N;
+  b.linear(p + "in_proj", I + conv_dim + heads, H);
+  b.dense(p + "conv1d.weight", {conv_dim, 1, std::max(1, h.conv_kernel)});
+  b.dense(p + "conv1d.bias", {conv_dim});
+  b.add(p + "A_log", "F32", {heads});
+  b.add(p + "D", "F32", {heads});
+  b.add(p + "dt_bias", "F32", {heads});
+  b.dense(p + "norm.weight", {I});
+  b.linear(p + "out_proj", H, I);
+}
+
+void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
+  const auto& h = *m.hybrid;
+  const std::int64_t H = m.hidden_size, hk = h.linear_num_key_heads, hv = h.linear_num_value_heads,
+                     dk = h.linear_key_head_dim, dv = h.linear_value_head_dim;
+  b.linear(p + "in_proj_qkvz", 2 * hk * dk + 2 * hv * dv, H);
+  b.linear(p + "in_proj_ba", 2 * hv, H);
+  b.dense(p + "conv1d.weight", {2 * hk * dk + hv * dv, 1, std::max(1, h.linear_conv_kernel_dim)});
+  b.dense(p + "dt_bias", {hv});
+  b.add(p + "A_log", "F32", {hv});
+  b.dense(p + "norm.weight", {dv});
+  b.linear(p + "out_proj", H, hv * dv);
+}
+
+void add_vision(Builder& b, const ModelSpec& m, const std::string& prefix) {
+  const auto& v = *m.vision;
+  if (v.depth <= 0 || v.hidden_size <= 0) return;  // summary too thin to size the tower
+  const std::int64_t h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4 * h,
+                     patch = v.patch_size > 0 ? v.patch_size : 14;
+  bool qwen = prefix == "visual.";
+  if (qwen) b.dense(prefix + "patch_embed.proj.weight", {h, 3, 2, patch, patch});
+  else b.dense(prefix + "vision_model.embeddings.patch_embedding.weight", {h, 3, patch, patch});
+  if (!qwen && v.image_size > 0) {
+    std::int64_t n = (v.image_size / patch) * (v.image_size / patch);
+    b.dense(prefix + "vision_model.embeddings.position_embedding.weight", {n, h});
+  }
+  for (int i = 0; i < v.depth; ++i) {
+    std::string l = qwen ? prefix + "blocks." + std::to_string(i) + "." : prefix + "vision_model.encoder.layers." + std::to_string(i) + ".";
+    if (qwen) {
+      b.dense(l + "attn.qkv.weight", {3 * h, h});
+      b.dense(l + "attn.qkv.bias", {3 * h});
+      b.dense(l + "attn.proj.weight", {h, h});
+      b.dense(l + "attn.proj.bias", {h});
+      for (const char* n : {"gate_proj", "up_proj"}) {
+        b.dense(l + "mlp." + n + ".weight", {I, h});
+        b.dense(l + "mlp." + n + ".bias", {I});
+      }
+      b.dense(l + "mlp.down_proj.weight", {h, I});
+      b.dense(l + "mlp.down_proj.bias", {h});
+      b.dense(l + "norm1.weight", {h});
+      b.dense(l + "norm2.weight", {h});
+    } else {
+      for (const char* n : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
+        b.dense(l + "self_attn." + n + ".weight", {h, h});
+        b.dense(l + "self_attn." + n + ".bias", {h});
+      }
+      b.dense(l + "mlp.fc1.weight", {I, h});
+      b.dense(l + "mlp.fc1.bias", {I});
+      b.dense(l + "mlp.fc2.weight", {h, I});
+      b.dense(l + "mlp.fc2.bias", {h});
+      for (const char* n : {"layer_norm1", "layer_norm2"}) {
+        b.dense(l + n + ".weight", {h});
+        b.dense(l + n + ".bias", {h});
+      }
+    }
+  }
+  std::int64_t out = v.out_hidden_size > 0 ? v.out_hidden_size : m.hidden_size;
+  if (qwen) {
+    std::int64_t merged = 4 * h;  // 2×2 spatial merge
+    b.dense(prefix + "merger.ln_q.weight", {h});
+    b.dense(prefix + "merger.mlp.0.weight", {merged, merged});
+    b.dense(prefix + "merger.mlp.0.bias", {merged});
+    b.dense(prefix + "merger.mlp.2.weight", {out, merged});
+    b.dense(prefix + "merger.mlp.2.bias", {out});
+  } else {
+    b.dense(prefix + "vision_model.post_layernorm.weight", {h});
+    b.dense("multi_modal_projector.linear.weight", {m.hidden_size, h});
+  }
+}
+
+}  // namespace
+
+bool is_moe_layer(const ModelSpec& m, int layer) {
+  if (!m.moe || m.moe->num_experts <= 0) return false;
+  if (m.hybrid && !m.hybrid->layer_pattern.empty())
+    return layer >= 0 && layer < static_cast<int>(m.hybrid->layer_pattern.size()) && m.hybrid->layer_pattern[static_cast<std::size_t>(layer)] == 'E';
+  const auto& x = *m.moe;
+  if (layer < x.first_k_dense_replace) return false;
+  if (std::find(x.mlp_only_layers.begin(), x.mlp_only_layers.end(), layer) != x.mlp_only_layers.end()) return false;
+  // Qwen-MoE decoder_sparse_step and Llama 4 interleave_moe_layer_step: (i + 1) % step == 0.
+  return x.moe_layer_freq <= 1 || (layer + 1) % x.moe_layer_freq == 0;
+}
+
+WeightsInventory synthesize_weights(const ModelSpec& m) {
+  Builder b(m);
+  const std::int64_t H = m.hidden_size, V = m.vocab_size;
+  const std::string& t = m.model_type;
+  const bool nemotron = t == "nemotron_h";
+  const bool wrapped = !m.raw_config.is_null() && m.architecture.find("ForConditionalGeneration") != std::string::npos &&
+                       m.architecture.rfind("Qwen2", 0) != 0;
+  const std::string root = nemotron ? "backbone." : wrapped ? "language_model.model." : "model.";
+  const std::string lm_head = wrapped ? "language_model.lm_head.weight" : "lm_head.weight";
+
+  b.dense(root + (nemotron ? "embeddings.weight" : "embed_tokens.weight"), {V, H});
+  for (int i = 0; i < m.num_layers; ++i) {
+    std::string p = root + "layers." + std::to_string(i) + ".";
+    LayerKind kind = m.layer_kind(i);
+    if (nemotron) {
+      b.dense(p + "norm.weight", {H});
+      char c = m.hybrid && i < static_cast<int>(m.hybrid->layer_pattern.size()) ? m.hybrid->layer_pattern[static_cast<std::size_t>(i)] : '*';
+      if (c == 'M') add_mamba(b, m, p + "mixer.");
+      else if (c == '*') add_attention(b, m, p + "mixer.", false);
+      else if (c == 'E') add_moe(b, m, p);
+      else {
+        b.linear(p + "mixer.up_proj", m.intermediate_size, H);
+        b.linear(p + "mixer.down_proj", H, m.intermediate_size);
+      }
+      continue;
+    }
+    switch (kind) {
+      case LayerKind::mamba: add_mamba(b, m, p + "mamba."); break;
+      case LayerKind::linear_attention: add_gated_deltanet(b, m, p + "linear_attn."); break;
+      case LayerKind::no_attention: break;
+      default: add_attention(b, m, p, kind == LayerKind::cross_attention); break;
+    }
+    if (kind == LayerKind::cross_attention) {
+      b.dense(p + "cross_attn_attn_gate", {1});
+      b.dense(p + "cross_attn_mlp_gate", {1});
+    }
+    // MLP
+    if (is_moe_layer(m, i)) {
+      add_moe(b, m, p);
+      if (m.moe->dense_mlp_in_every_layer) add_gated_mlp(b, p + "mlp.", H, m.moe->dense_intermediate_size);
+    } else {
+      std::int64_t I = m.moe ? m.moe->dense_intermediate_size : m.intermediate_size;
+      std::string mlp = p + (starts_with(t, "llama4") ? "feed_forward." : "mlp.");
+      if (t == "phi3") {
+        b.linear(mlp + "gate_up_proj", 2 * I, H);
+        b.linear(mlp + "down_proj", H, I);
+      } else if (t == "opt" || t == "phi") {
+        std::string f = t == "opt" ? p : mlp;  // OPT keeps fc1/fc2 at the layer level
+        b.linear(f + "fc1", I, H);
+        b.dense(f + "fc1.bias", {I});
+        b.linear(f + "fc2", H, I);
+        b.dense(f + "fc2.bias", {H});
+      } else {
+        add_gated_mlp(b, mlp, H, I);
+      }
+    }
+    // Norms: Gemma 2/3 add pre/post feed-forward norms; OLMo 2 puts its norms after the blocks.
+    if (t != "olmo2") b.dense(p + "input_layernorm.weight", {H});
+    b.dense(p + "post_attention_layernorm.weight", {H});
+    if (starts_with(t, "gemma2") || starts_with(t, "gemma3") || t == "olmo2") {
+      if (t != "olmo2") b.dense(p + "pre_feedforward_layernorm.weight", {H});
+      b.dense(p + "post_feedforward_layernorm.weight", {H});
+    }
+  }
+  b.dense(root + (nemotron ? "norm_f.weight" : "norm.weight"), {H});
+  if (!m.tie_word_embeddings) {
+    bool q = m.quantization && m.quantization->lm_head_quantized;
+    if (q) b.linear(lm_head.substr(0, lm_head.size() - 7), V, H);
+    else b.dense(lm_head, {V, H});
+  }
+  if (m.vision) add_vision(b, m, starts_with(t, "qwen2") ? "visual." : "vision_tower.");
+  return b.take();
+}
+
+std::int64_t parameter_count(const ModelSpec& model) {
+  WeightsInventory synthesized;
+  const WeightsInventory* inv = model.weights ? &*model.weights : nullptr;
+  if (!inv) {
+    synthesized = synthesize_weights(model);
+    inv = &synthesized;
+  }
+  std::int64_t total = 0;
+  for (const auto& t : inv->tensors) {
+    const std::string& n = t.name;
+    // Quantization side tensors hold no parameters of the model.
+    if (n.find("scale") != std::string::npos || n.find("qzeros") != std::string::npos || n.find("g_idx") != std::string::npos ||
+        n.find("weight_shape") != std::string::npos || n.find("absmax") != std::string::npos ||
+        n.find("zero_point") != std::string::npos)
+      continue;
+    std::int64_t elems = 1;
+    for (auto d : t.shape) elems *= d;
+    // Packed containers: an I32 qweight / weight_packed holds 8 4-bit values; U8 fp4 blocks hold 2.
+    if (t.dtype == "I32" && (n.find("qweight") != std::string::npos || n.find("weight_packed") != std::string::npos)) elems *= 8;
+    else if (t.dtype == "U8" && (n.find("_blocks") != std::string::npos || n.find(".weight") != std::string::npos)) elems *= 2;
+    total += elems;
+  }
+  return total;
+}
+
+}  // namespace headroom

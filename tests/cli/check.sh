@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# `headroom check` text and JSON compared with golden files in tests/golden/check/
+# (HEADROOM_UPDATE_GOLDEN=1 rewrites them), and bad input with exact stderr and exit codes.
+set -uo pipefail
+bin="${HEADROOM_BIN:?}"
+src="${HEADROOM_SOURCE_DIR:?}"
+golden="$src/tests/golden/check"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+mkdir -p "$golden"
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# No colour, no live GPUs, no Hugging Face cache of the machine running the tests.
+export NO_COLOR=1 HF_HUB_CACHE="$tmp/hf" HEADROOM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
+  HEADROOM_NVIDIA_SMI=/nonexistent/nvidia-smi
+
+# run NAME EXPECTED_EXIT ARGS...: runs headroom check, keeps stdout/stderr (temp paths as TMP).
+run() {
+  local name="$1" expected="$2"
+  shift 2
+  "$bin" check "$@" >"$tmp/$name.out" 2>"$tmp/$name.raw_err"
+  local rc=$?
+  sed "s|$tmp|TMP|g" "$tmp/$name.raw_err" >"$tmp/$name.err"
+  [ "$rc" -eq "$expected" ] || fail "$name: exit $rc, expected $expected; stderr: $(cat "$tmp/$name.err")"
+}
+
+check_golden() {
+  local name="$1" file="$2"
+  if [ "${HEADROOM_UPDATE_GOLDEN:-}" = 1 ]; then
+    cp "$tmp/$name.out" "$golden/$file"
+  elif ! diff -u "$golden/$file" "$tmp/$name.out"; then
+    fail "$name: stdout differs from $golden/$file"
+  fi
+}
+
+check_stderr() {
+  local name="$1" expected="$2"
+  local got
+  got="$(cat "$tmp/$name.err")"
+  [ "$got" = "$expected" ] || fail "$name: stderr was
+$got
+expected
+$expected"
+}
+
+check_no_stdout() { [ -s "$tmp/$1.out" ] && fail "$1: printed on stdout"; }
+
+llama8b=meta-llama/Llama-3.1-8B-Instruct
+v=(--vllm-version 0.19.0)
+
+# ---- predictions (golden) ----
+run dense_h100 0 "$llama8b" --gpu H100 --max-model-len 32768 --color never "${v[@]}"
+check_golden dense_h100 dense_h100.txt
+check_stderr dense_h100 ""
+
+run dense_h100_json 0 "$llama8b" --gpu H100 --max-model-len 32768 --format json "${v[@]}"
+check_golden dense_h100_json dense_h100.json
+
+run tp2 0 "$llama8b" --gpu H100 -tp 2 --max-model-len 32768 --color never "${v[@]}"
+check_golden tp2 tp2_h100.txt
+
+run tp2_json 0 "$llama8b" --gpu H100 -tp 2 --max-model-len 32768 --format json "${v[@]}"
+check_golden tp2_json tp2_h100.json
+
+run no_fit 3 meta-llama/Llama-3.1-70B-Instruct --gpu H100 --color never "${v[@]}"
+check_golden no_fit no_fit_70b_h100.txt
+
+run no_fit_json 3 meta-llama/Llama-3.1-70B-Instruct --gpu H100 --format json "${v[@]}"
+check_golden no_fit_json no_fit_70b_h100.json
+
+run vllm_serve 0 --gpu H100 --color never "${v[@]}" -- vllm serve "$llama8b" --max-model-len 16384 \
+  --gpu-memory-utilization 0.85 --host 0.0.0.0 --port 8000
+check_golden vllm_serve vllm_serve.txt
+check_stderr vllm_serve ""
+
+run api_server 0 --gpu H100 --color never "${v[@]}" -- python -m vllm.entrypoints.openai.api_server \
+  --model "$llama8b" --max-model-len 16384 --swap-space 8
+check_golden api_server api_server.txt
+check_stderr api_server "headroom: warning: vLLM flag --swap-space 8 is not modelled; the prediction ignores it"
+
+run gpu_memory_gib 0 "$llama8b" --gpu-memory-gib 48 --max-model-len 16384 --color never "${v[@]}"
+check_golden gpu_memory_gib gpu_memory_gib_48.txt
+
+run old_version 0 "$llama8b" --gpu H100 --max-model-len 16384 --color never --vllm-version 0.10.1
+check_golden old_version vllm_0_10_1.txt
+
+run fp8_kv 0 "$llama8b" --gpu H100 --max-model-len 32768 --kv-cache-dtype fp8 --color never "${v[@]}"
+check_golden fp8_kv fp8_kv.txt
+
+run fp8_kv_json 0 "$llama8b" --gpu H100 --max-model-len 32768 --kv-cache-dtype fp8 --format json "${v[@]}"
+check_golden fp8_kv_json fp8_kv.json
+
+# ---- bad input: exact stderr and exit code ----
+run missing_path 1 ./no/such/dir --gpu H100
+check_stderr missing_path "headroom: error: ./no/such/dir: no such folder or file (a local model is a folder with config.json)"
+check_no_stdout missing_path
+
+mkdir -p "$tmp/malformed"
+printf '{"num_hidden_layers": 32,\n  "hidden_size": }\n' >"$tmp/malformed/config.json"
+run malformed_config 1 "$tmp/malformed" --gpu H100
+check_stderr malformed_config "headroom: error: TMP/malformed/config.json:2:18: malformed JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"
+
+mkdir -p "$tmp/absurd" "$tmp/short"
+cp "$src/tests/data/models/llama_gqa.json" "$tmp/absurd/config.json"
+cp "$src/tests/data/models/llama_gqa.json" "$tmp/short/config.json"
+# An 8-byte little-endian header length of 2^60, then "{}".
+printf '\x00\x00\x00\x00\x00\x00\x00\x10{}' >"$tmp/absurd/model.safetensors"
+run safetensors_absurd 1 "$tmp/absurd" --gpu H100
+check_stderr safetensors_absurd "headroom: error: TMP/absurd/model.safetensors: header length 1152921504606846976 bytes is absurd (limit 104857600); not a safetensors file?"
+# A header length of 100 followed by 2 bytes.
+printf '\x64\x00\x00\x00\x00\x00\x00\x00{}' >"$tmp/short/model.safetensors"
+run safetensors_short 1 "$tmp/short" --gpu H100
+check_stderr safetensors_short "headroom: error: TMP/short/model.safetensors: file cut short: the header claims 100 bytes but only 2 follow the length"
+
+run unknown_model 1 llama-3.1-8b --gpu H100
+check_stderr unknown_model "headroom: error: unknown model 'llama-3.1-8b': not a folder or file, not in the Hugging Face cache (TMP/hf), not in the built-in catalogue; did you mean meta-llama/Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B or meta-llama/Llama-3.1-8B-Instruct?"
+
+run unknown_gpu 1 "$llama8b" --gpu H10
+check_stderr unknown_gpu "headroom: error: --gpu: unknown GPU 'H10'; did you mean a10, H100 or H20? ('headroom gpus --catalog' lists the known GPUs; --gpu-memory-gib sets any size)"
+
+run util_high 2 "$llama8b" --gpu H100 --gpu-memory-utilization 1.5
+check_stderr util_high "headroom: error: --gpu-memory-utilization: must be in (0, 1], got 1.5000 (it is a fraction of the GPU's total memory, e.g. 0.9)"
+check_no_stdout util_high
+
+run util_zero 2 "$llama8b" --gpu H100 --gpu-memory-utilization 0
+check_stderr util_zero "headroom: error: --gpu-memory-utilization: must be in (0, 1], got 0.0000 (it is a fraction of the GPU's total memory, e.g. 0.9)"
+
+run negative_len 2 "$llama8b" --gpu H100 --max-model-len -5
+check_stderr negative_len "headroom: error: --max-model-len: must be a positive number of tokens (or auto / -1), got -5"
+
+run seqs_abc 2 "$llama8b" --gpu H100 --max-num-seqs abc
+check_stderr seqs_abc "headroom: error: --max-num-seqs: expected an integer, got 'abc'"
+
+run no_model 2 --gpu H100
+check_stderr no_model "headroom: error: no model given: headroom check MODEL [vLLM flags] (see 'headroom check --help')"
+
+"$bin" chekc >"$tmp/unknown_cmd.out" 2>"$tmp/unknown_cmd.err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "unknown_cmd: exit $rc, expected 2"
+[ "$(head -n 1 "$tmp/unknown_cmd.err")" = "headroom: error: unknown command 'chekc'; did you mean check?" ] ||
+  fail "unknown_cmd: stderr was $(head -n 1 "$tmp/unknown_cmd.err")"
+
+run help 0 --help
+grep -q -- "--gpu-memory-gib" "$tmp/help.out" || fail "help: --gpu-memory-gib not in --help"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "all check CLI checks passed"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# headroom diagnose / kb at the binary level: exit codes, JSON keys, gzip and stdin, bad input.
+set -u
+bin="$HEADROOM_BIN"
+logs="$HEADROOM_SOURCE_DIR/tests/data/logs"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() {  # description, expected, actual
+  if [ "$2" != "$3" ]; then echo "FAIL: $1: expected [$2], got [$3]"; fail=1; fi
+}
+
+"$bin" diagnose "$logs/v1_startup_ok.log" > /dev/null; check "healthy log exits 0" 0 $?
+"$bin" diagnose "$logs/v1_kv_insufficient.log" > /dev/null; check "failure exits 3" 3 $?
+out=$("$bin" diagnose --format json "$logs/v1_kv_insufficient.log")
+check "json primary class" kv_cache_insufficient "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
+check "json keys" "True" "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(all(k in d for k in ["schema_version","primary","findings","run","fixes","dead_ends"]) and all(k in d["primary"] for k in ["class","phase","line","message","facts"]) and all(k in d["fixes"][0] for k in ["changes","command","why","confidence"]))')"
+gzip -c "$logs/v1_kv_insufficient.log" > "$tmp/x.log.gz"
+"$bin" diagnose "$tmp/x.log.gz" > /dev/null; check "gzip input" 3 $?
+"$bin" diagnose < "$logs/startup_check.log" > /dev/null; check "stdin input" 3 $?
+: > "$tmp/empty.log"
+err=$("$bin" diagnose "$tmp/empty.log" 2>&1 >/dev/null); check "empty exits 0" 0 $?
+check "empty warns" "headroom: warning: $tmp/empty.log: the log is empty; nothing to diagnose" "$err"
+head -c 4096 /dev/urandom > "$tmp/garbage.bin"; printf '\0' >> "$tmp/garbage.bin"
+"$bin" diagnose "$tmp/garbage.bin" > /dev/null 2> "$tmp/err"; check "binary exits 1" 1 $?
+grep -q "expected a text log (plain or gzip), found binary data" "$tmp/err" || { echo "FAIL: binary message: $(cat "$tmp/err")"; fail=1; }
+head -c 20000 "$tmp/x.log.gz" > /dev/null
+python3 -c "import gzip,sys; sys.stdout.buffer.write(gzip.compress(b'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n' * 50000)[:3000])" > "$tmp/cut.gz"
+"$bin" diagnose "$tmp/cut.gz" > /dev/null 2> "$tmp/err"; check "truncated gzip still diagnosed" 3 $?
+grep -q "truncated gzip data" "$tmp/err" || { echo "FAIL: truncated gzip message: $(cat "$tmp/err")"; fail=1; }
+python3 -c "import sys; sys.stdout.write('x' * (12 << 20) + '\nValueError: Total number of attention heads (52) must be divisible by tensor parallel size (3).\n')" > "$tmp/long.log"
+"$bin" diagnose "$tmp/long.log" > /dev/null 2> "$tmp/err"; check "overlong line" 3 $?
+grep -q "line 1 is longer than" "$tmp/err" || { echo "FAIL: long line warning: $(cat "$tmp/err")"; fail=1; }
+"$bin" diagnose /nonexistent.log 2> "$tmp/err"; check "missing file exits 1" 1 $?
+
+"$bin" kb list > /dev/null; check "kb list" 0 $?
+"$bin" kb show kv_cache_insufficient > /dev/null; check "kb show" 0 $?
+"$bin" kb show kv_cache_insuficient 2> "$tmp/err"; check "kb show unknown" 2 $?
+grep -q "did you mean kv_cache_insufficient" "$tmp/err" || { echo "FAIL: did you mean: $(cat "$tmp/err")"; fail=1; }
+mkdir "$tmp/kb"; echo '{"id": "x", "signature": "s", "regex": "a(b"}' > "$tmp/kb/x.json"
+"$bin" kb validate "$tmp/kb" 2> "$tmp/err" > /dev/null; check "kb validate broken" 1 $?
+check "kb validate message" "headroom: error: $tmp/kb/x.json: field 'regex': expected a regular expression RE2 accepts, got \"a(b\" (missing ): a(b)" "$(cat "$tmp/err")"
+"$bin" kb validate "$HEADROOM_SOURCE_DIR/data/kb" > /dev/null; check "built-in kb valid" 0 $?
+echo '{"id": "my_failure", "signature": "s", "regex": "my special failure"}' > "$tmp/kb/x.json"
+echo "my special failure" > "$tmp/mine.log"
+check "user kb via --kb" my_failure "$("$bin" diagnose --kb "$tmp/kb" --format json "$tmp/mine.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
+check "user kb via HEADROOM_KB_PATH" my_failure "$(HEADROOM_KB_PATH="$tmp/kb" "$bin" diagnose --format json "$tmp/mine.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
+exit $fail

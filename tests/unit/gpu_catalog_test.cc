@@ -1,0 +1,140 @@
+#include <gtest/gtest.h>
+
+#include "headroom/gpu.h"
+#include "util/embedded_data.h"
+
+namespace headroom {
+namespace {
+
+const GpuCatalog& catalog() { return GpuCatalog::builtin(); }
+
+std::string key_of(std::string_view name) {
+  auto spec = catalog().find(name);
+  return spec ? spec->key : "error: " + spec.error().message;
+}
+
+TEST(GpuCatalog, BuiltinParsesEveryRow) {
+  auto text = embedded::find("gpus.jsonl");
+  ASSERT_TRUE(text);
+  auto parsed = GpuCatalog::from_jsonl(*text, "gpus.jsonl");
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  EXPECT_EQ(parsed->all().size(), 46u);
+  EXPECT_EQ(catalog().all().size(), 46u);
+}
+
+TEST(GpuCatalog, EveryRowHasAPositiveCudaTotalBelowTheNvmlTotal) {
+  for (const auto& gpu : catalog().all()) {
+    EXPECT_GT(gpu.total_bytes, 0) << gpu.key;
+    if (gpu.nvml_total_bytes) {
+      EXPECT_LE(gpu.total_bytes, *gpu.nvml_total_bytes) << gpu.key;
+    }
+  }
+}
+
+TEST(GpuCatalog, TotalIsTheCudaTotalNotTheNvidiaSmiTotal) {
+  auto h100 = catalog().find("h100-sxm-80gb");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->total_bytes, from_gib(79.19));
+  ASSERT_TRUE(h100->nvml_total_bytes);
+  EXPECT_EQ(*h100->nvml_total_bytes, 81559 * k_mib);
+}
+
+TEST(GpuCatalog, MissingCudaTotalIsNvidiaSmiTotalMinusTypicalReserve) {
+  auto h200nvl = catalog().find("h200-nvl-141gb");
+  ASSERT_TRUE(h200nvl);
+  EXPECT_EQ(h200nvl->total_bytes, 143771 * k_mib - typical_driver_reserve(143771 * k_mib));
+}
+
+TEST(GpuCatalog, RowWithoutAnyTotalTakesTheSiblingBoard) {
+  // L40 has neither total; L40S is the same 48 GB Ada board.
+  EXPECT_EQ(catalog().find("L40")->total_bytes, catalog().find("L40S")->total_bytes);
+}
+
+TEST(GpuCatalog, TypicalReserveFollowsTheObservedGaps) {
+  EXPECT_EQ(typical_driver_reserve(24564 * k_mib), 436 * k_mib);  // RTX 4090: 357-430 MiB observed
+  EXPECT_EQ(typical_driver_reserve(81559 * k_mib), 568 * k_mib);  // H100: 468-550 MiB observed
+}
+
+TEST(GpuCatalog, FindsByKeyAliasAndNvmlName) {
+  EXPECT_EQ(key_of("h100-sxm-80gb"), "h100-sxm-80gb");
+  EXPECT_EQ(key_of("H100 80GB"), "h100-sxm-80gb");
+  EXPECT_EQ(key_of("NVIDIA H100 80GB HBM3"), "h100-sxm-80gb");
+  EXPECT_EQ(key_of("NVIDIA GeForce RTX 4090"), "rtx-4090");
+}
+
+TEST(GpuCatalog, FindIgnoresCaseSpacesDashesAndUnderscores) {
+  EXPECT_EQ(key_of("rtx4090"), "rtx-4090");
+  EXPECT_EQ(key_of("RTX_4090"), "rtx-4090");
+  EXPECT_EQ(key_of("h100 PCIE"), "h100-pcie-80gb");
+}
+
+TEST(GpuCatalog, FindTreatsGbAndGAlike) {
+  EXPECT_EQ(key_of("A100-80GB"), "a100-sxm4-80gb");
+  EXPECT_EQ(key_of("h100-80gb"), "h100-sxm-80gb");
+}
+
+TEST(GpuCatalog, FindAcceptsVendorWordsAddedOrLeftOut) {
+  EXPECT_EQ(key_of("GeForce RTX 4090"), "rtx-4090");
+  EXPECT_EQ(key_of("NVIDIA L4"), "l4");
+  EXPECT_EQ(key_of("Tesla T4"), "t4");
+  EXPECT_EQ(key_of("4090"), "rtx-4090");
+}
+
+TEST(GpuCatalog, ShortNamesResolveToTheDocumentedRow) {
+  EXPECT_EQ(key_of("H100"), "h100-sxm-80gb");
+  EXPECT_EQ(key_of("A100"), "a100-sxm4-40gb");
+  EXPECT_EQ(key_of("H200"), "h200-sxm-141gb");
+}
+
+TEST(GpuCatalog, AliasBeatsASharedNvmlName) {
+  EXPECT_EQ(key_of("RTX 3080 12GB"), "rtx-3080-12gb");
+  // Both 3080 rows carry this NVML name; the first row wins.
+  EXPECT_EQ(key_of("NVIDIA GeForce RTX 3080"), "rtx-3080-10gb");
+}
+
+TEST(GpuCatalog, UnknownNameSuggestsCloseOnes) {
+  auto r = catalog().find("H1000");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::not_found);
+  EXPECT_EQ(r.error().message,
+            "unknown GPU 'H1000'; did you mean H100, V100 or V100S? ('headroom gpus --catalog' lists the known "
+            "GPUs; --gpu-memory-gib sets any size)");
+}
+
+TEST(GpuCatalog, MatchLiveTellsSharedNamesApartByMemory) {
+  auto ten = catalog().match_live("NVIDIA GeForce RTX 3080", 10240 * k_mib);
+  auto twelve = catalog().match_live("NVIDIA GeForce RTX 3080", 12288 * k_mib);
+  ASSERT_TRUE(ten && twelve);
+  EXPECT_EQ(ten->key, "rtx-3080-10gb");
+  EXPECT_EQ(twelve->key, "rtx-3080-12gb");
+}
+
+TEST(GpuCatalog, MatchLiveRejectsAnotherSkuUnderTheSameName) {
+  // The 8 GB RTX 4060 Ti shares its name with the catalogue's 16 GB row.
+  EXPECT_FALSE(catalog().match_live("NVIDIA GeForce RTX 4060 Ti", 8188 * k_mib));
+  EXPECT_TRUE(catalog().match_live("NVIDIA GeForce RTX 4060 Ti", 16380 * k_mib));
+}
+
+TEST(GpuCatalog, CustomGpuHasTheGivenTotal) {
+  auto g = custom_gpu(23.5);
+  EXPECT_EQ(g.key, "custom");
+  EXPECT_EQ(g.total_bytes, from_gib(23.5));
+  EXPECT_EQ(g.name, "custom GPU (23.50 GiB)");
+}
+
+TEST(GpuCatalog, FromJsonlNamesTheLineOfABadField) {
+  std::string text = "{\"key\": \"a\", \"memory_total_gib_torch\": 1}\n\n{\"key\": \"b\", \"memory_total_gib_torch\": \"big\"}\n";
+  auto r = GpuCatalog::from_jsonl(text, "gpus.jsonl");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(), "gpus.jsonl:3: expected number \"memory_total_gib_torch\", got string");
+}
+
+TEST(GpuCatalog, FromJsonlRejectsDuplicateKeys) {
+  std::string text = "{\"key\": \"a\", \"memory_total_gib_torch\": 1}\n{\"key\": \"a\", \"memory_total_gib_torch\": 2}\n";
+  auto r = GpuCatalog::from_jsonl(text, "x.jsonl");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(), "x.jsonl:2: duplicate key \"a\"");
+}
+
+}  // namespace
+}  // namespace headroom

@@ -1,0 +1,269 @@
+// predict() behaviours that hold whatever the empirical terms (activation, non-torch, graphs)
+// are: KV arithmetic, parallelism, outcome classes and their messages, version differences.
+// Values that depend on the calibration constants are checked only through identities.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "engine/vllm_messages.h"
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+#include "headroom/vllm_engine.h"
+
+namespace headroom {
+namespace {
+
+const VllmVersion k_v019{0, 19, 0};
+const VllmVersion k_v021{0, 21, 0};
+
+ModelSpec model(const std::string& id) {
+  auto m = catalog_model(id);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().to_string());
+  return m ? *m : ModelSpec{};
+}
+
+ModelSpec llama8b() { return model("meta-llama/Llama-3.1-8B-Instruct"); }
+
+GpuSetup gpus(const std::string& name, int count = 1) {
+  auto g = GpuCatalog::builtin().find(name);
+  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().to_string());
+  GpuSetup s;
+  if (g) s.gpu = *g;
+  s.count = count;
+  return s;
+}
+
+Prediction run(const ModelSpec& m, const GpuSetup& g, const VllmFlags& f, VllmVersion v = k_v019) {
+  auto p = predict(m, g, f, v);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().to_string());
+  return p ? *p : Prediction{};
+}
+
+VllmFlags len(std::int64_t max_model_len) {
+  VllmFlags f;
+  f.max_model_len = max_model_len;
+  return f;
+}
+
+std::string failure_class(const Prediction& p) { return p.failure ? p.failure->error_class : ""; }
+
+// ---- KV arithmetic ----
+
+TEST(Predictor, DenseKvTokensAreBlocksTimesBlockSize) {
+  Prediction p = run(llama8b(), gpus("H100"), len(8192));
+  ASSERT_TRUE(p.starts);
+  EXPECT_GT(p.num_gpu_blocks, 0);
+  EXPECT_EQ(p.kv_cache_tokens, p.num_gpu_blocks * 16);
+}
+
+TEST(Predictor, DenseBlocksAreKvMemoryOverPageOverLayers) {
+  Prediction p = run(llama8b(), gpus("H100"), len(8192));
+  // Llama-3.1-8B: page = 16 × 8 × 256 × 2 = 64 KiB per layer, 32 layers.
+  EXPECT_EQ(p.kv.page_bytes, 65536);
+  EXPECT_EQ(p.kv.group_size, 32);
+  EXPECT_EQ(p.kv.bytes_per_token, 32 * 8 * 256 * 2);
+  EXPECT_EQ(p.num_gpu_blocks, p.memory.kv_cache / 65536 / 32);
+}
+
+TEST(Predictor, KvGrowsByExactlyTheBudgetChangeWhenOnlyUtilizationChanges) {
+  VllmFlags low = len(8192), high = len(8192);
+  low.gpu_memory_utilization = 0.80;
+  high.gpu_memory_utilization = 0.90;
+  Prediction a = run(llama8b(), gpus("H100"), low), b = run(llama8b(), gpus("H100"), high);
+  const Bytes total = a.memory.total;
+  EXPECT_EQ(b.memory.kv_cache - a.memory.kv_cache, b.memory.budget - a.memory.budget);
+  // budget = ceil(total × util), so the change is Δutil × total within a byte.
+  EXPECT_NEAR(static_cast<double>(b.memory.kv_cache - a.memory.kv_cache), 0.10 * static_cast<double>(total), 1.0);
+}
+
+TEST(Predictor, TensorParallelTwoHalvesKvBytesPerTokenPerGpu) {
+  VllmFlags tp2 = len(8192);
+  tp2.tensor_parallel_size = 2;
+  Prediction one = run(llama8b(), gpus("H100"), len(8192));
+  Prediction two = run(llama8b(), gpus("H100", 2), tp2);
+  EXPECT_EQ(two.kv.bytes_per_token * 2, one.kv.bytes_per_token);
+  EXPECT_EQ(two.kv.page_bytes * 2, one.kv.page_bytes);
+}
+
+TEST(Predictor, KvHeadsAreReplicatedWhenTensorParallelExceedsThem) {
+  // 8 KV heads: TP 8 and TP 16 both keep one KV head per GPU.
+  VllmFlags tp8 = len(8192), tp16 = len(8192);
+  tp8.tensor_parallel_size = 8;
+  tp16.tensor_parallel_size = 16;
+  Prediction a = run(llama8b(), gpus("H100", 8), tp8), b = run(llama8b(), gpus("H100", 16), tp16);
+  EXPECT_EQ(a.kv.bytes_per_token, 32 * 1 * 256 * 2);
+  EXPECT_EQ(b.kv.bytes_per_token, a.kv.bytes_per_token);
+}
+
+TEST(Predictor, PipelineParallelTakesTheFewestBlocksOverStages) {
+  VllmFlags pp2 = len(8192);
+  pp2.pipeline_parallel_size = 2;
+  Prediction p = run(llama8b(), gpus("H100", 2), pp2);
+  ASSERT_EQ(p.stages.size(), 2u);
+  EXPECT_EQ(p.kv.group_size, 16);  // 32 layers split 16 / 16
+  std::int64_t fewest = INT64_MAX;
+  for (const auto& st : p.stages) fewest = std::min(fewest, st.kv_cache / p.kv.page_bytes / 16);
+  EXPECT_EQ(p.num_gpu_blocks, fewest);
+}
+
+TEST(Predictor, Fp8KvCacheHalvesBytesPerToken) {
+  VllmFlags fp8 = len(8192);
+  fp8.kv_cache_dtype = "fp8";
+  Prediction a = run(llama8b(), gpus("H100"), len(8192)), b = run(llama8b(), gpus("H100"), fp8);
+  EXPECT_EQ(b.kv.bytes_per_token * 2, a.kv.bytes_per_token);
+  // Same KV memory, twice the blocks (within the rounding of one block).
+  EXPECT_NEAR(static_cast<double>(b.num_gpu_blocks), 2.0 * static_cast<double>(a.num_gpu_blocks), 1.0);
+}
+
+TEST(Predictor, KvCacheMemoryBytesBypassesTheBudget) {
+  VllmFlags a = len(8192), b = len(8192);
+  a.kv_cache_memory_bytes = b.kv_cache_memory_bytes = 4 * k_gib;
+  a.gpu_memory_utilization = 0.5;
+  b.gpu_memory_utilization = 0.9;
+  Prediction pa = run(llama8b(), gpus("H100"), a), pb = run(llama8b(), gpus("H100"), b);
+  EXPECT_EQ(pa.memory.kv_cache, 4 * k_gib);
+  // floor(floor(4 GiB / 64 KiB) / 32) = 65536 / 32 = 2048 blocks, whatever the utilization.
+  EXPECT_EQ(pa.num_gpu_blocks, 2048);
+  EXPECT_EQ(pb.num_gpu_blocks, 2048);
+}
+
+TEST(Predictor, GpuBlocksOverrideReplacesTheBlockCount) {
+  VllmFlags f = len(8192);
+  f.num_gpu_blocks_override = 1000;
+  EXPECT_EQ(run(llama8b(), gpus("H100"), f).num_gpu_blocks, 1000);
+}
+
+// ---- outcome classes ----
+
+TEST(Predictor, WeightsLargerThanTheGpuFailAtWeightLoading) {
+  Prediction p = run(model("meta-llama/Llama-3.1-70B-Instruct"), gpus("H100"), len(8192));
+  EXPECT_FALSE(p.starts);
+  EXPECT_EQ(failure_class(p), "weights_load_oom");
+  EXPECT_EQ(p.failure->phase, "weights-load");
+}
+
+TEST(Predictor, UtilizationBelowTheWeightsLeavesNoKvCacheMemory) {
+  VllmFlags f = len(8192);
+  f.gpu_memory_utilization = 0.15;  // 11.9 GiB of budget for 15 GiB of weights
+  Prediction p = run(llama8b(), gpus("H100"), f);
+  EXPECT_FALSE(p.starts);
+  EXPECT_EQ(failure_class(p), "no_kv_cache_memory");
+  EXPECT_EQ(p.failure->message, engine::no_kv_cache_memory_message(k_v019));
+  EXPECT_LE(p.memory.kv_cache, 0);
+}
+
+TEST(Predictor, LengthThatDoesNotFitIsKvCacheInsufficientWithAFittingEstimate) {
+  Prediction p = run(llama8b(), gpus("L4"), len(131072));
+  ASSERT_EQ(failure_class(p), "kv_cache_insufficient");
+  ASSERT_TRUE(p.failure->estimated_max_model_len.has_value());
+  const std::int64_t est = *p.failure->estimated_max_model_len;
+  EXPECT_GT(est, 0);
+  EXPECT_LT(est, 131072);
+  EXPECT_NE(p.failure->message.find("the estimated maximum model length is " + std::to_string(est) + "."), std::string::npos);
+  // Fed back, the estimate passes the KV check.
+  Prediction again = run(llama8b(), gpus("L4"), len(est));
+  EXPECT_NE(failure_class(again), "kv_cache_insufficient");
+  EXPECT_EQ(failure_class(run(llama8b(), gpus("L4"), len(est + 16))), "kv_cache_insufficient");
+}
+
+TEST(Predictor, TensorParallelNotDividingHeadsIsRejectedWithVllmsMessage) {
+  VllmFlags f = len(8192);
+  f.tensor_parallel_size = 3;
+  Prediction p = run(llama8b(), gpus("H100", 3), f);
+  ASSERT_EQ(failure_class(p), "tp_size_not_divisible");
+  EXPECT_EQ(p.failure->message, "Total number of attention heads (32) must be divisible by tensor parallel size (3).");
+}
+
+TEST(Predictor, MemoryUsedByOthersFailsTheStartupCheckWithE1) {
+  GpuSetup g = gpus("H100");
+  g.free_bytes = g.gpu.total_bytes - 20 * k_gib;
+  Prediction p = run(llama8b(), g, len(8192));
+  ASSERT_EQ(failure_class(p), "startup_free_memory_insufficient");
+  EXPECT_EQ(p.failure->phase, "startup-free-memory-check");
+  const std::string tail = "/" + engine::format_gib(p.memory.total) +
+                           " GiB) on startup is less than desired GPU memory utilization (0.9, " +
+                           engine::format_gib(p.memory.budget) +
+                           " GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.";
+  EXPECT_TRUE(std::regex_match(p.failure->message, std::regex(R"(Free memory on device cuda:0 \(\d+\.\d{1,2})" +
+                                                              std::regex_replace(tail, std::regex(R"([().])"), R"(\$&)"))))
+      << p.failure->message;
+}
+
+TEST(Predictor, MoreGpusThanTheSetupIsAnError) {
+  VllmFlags f = len(8192);
+  f.tensor_parallel_size = 2;
+  auto p = predict(llama8b(), gpus("H100", 1), f, k_v019);
+  ASSERT_FALSE(p.has_value());
+  EXPECT_EQ(p.error().message,
+            "tensor_parallel_size 2 × pipeline_parallel_size 1 × data_parallel_size 1 needs 2 GPUs, but the setup has 1 (set "
+            "--gpus N)");
+}
+
+TEST(Predictor, InvalidFlagsAreAnError) {
+  VllmFlags f;
+  f.gpu_memory_utilization = 1.5;
+  EXPECT_FALSE(predict(llama8b(), gpus("H100"), f, k_v019).has_value());
+}
+
+// ---- --max-model-len auto ----
+
+TEST(Predictor, AutoKeepsTheDerivedLengthWhenItFits) {
+  VllmFlags f;
+  f.max_model_len_auto = true;
+  Prediction p = run(llama8b(), gpus("H100"), f);
+  EXPECT_TRUE(p.starts);
+  EXPECT_EQ(p.settings.max_model_len, 131072);
+}
+
+TEST(Predictor, AutoPicksTheLargestFittingLength) {
+  VllmFlags f;
+  f.max_model_len_auto = true;
+  Prediction p = run(llama8b(), gpus("L4"), f);
+  ASSERT_TRUE(p.starts) << (p.failure ? p.failure->message : "");
+  const std::int64_t fit = p.settings.max_model_len;
+  EXPECT_GT(fit, 0);
+  EXPECT_LT(fit, 131072);
+  EXPECT_EQ(p.largest_fitting_max_model_len, fit);
+  EXPECT_EQ(failure_class(run(llama8b(), gpus("L4"), len(fit))), "");
+  EXPECT_EQ(failure_class(run(llama8b(), gpus("L4"), len(fit + 1))), "kv_cache_insufficient");
+}
+
+// ---- versions ----
+
+TEST(Predictor, DefaultUtilizationIs090UpToV020And092FromV021) {
+  EXPECT_DOUBLE_EQ(run(llama8b(), gpus("H100"), len(8192), k_v019).settings.gpu_memory_utilization, 0.90);
+  EXPECT_DOUBLE_EQ(run(llama8b(), gpus("H100"), len(8192), k_v021).settings.gpu_memory_utilization, 0.92);
+}
+
+TEST(Predictor, V019LeavesGraphMemoryOutsideTheBudget) {
+  Prediction p = run(llama8b(), gpus("H100"), len(8192), k_v019);
+  const MemoryBreakdown& m = p.memory;
+  EXPECT_FALSE(p.settings.estimate_cuda_graphs);
+  EXPECT_EQ(m.kv_cache, m.budget - m.weights - m.activation_peak - m.non_torch);
+}
+
+TEST(Predictor, V021SubtractsTheGraphEstimateFromTheBudget) {
+  Prediction p = run(llama8b(), gpus("H100"), len(8192), k_v021);
+  const MemoryBreakdown& m = p.memory;
+  EXPECT_TRUE(p.settings.estimate_cuda_graphs);
+  EXPECT_GT(m.cuda_graph, 0);
+  EXPECT_EQ(m.kv_cache, m.budget - m.weights - m.activation_peak - m.non_torch - m.cuda_graph);
+}
+
+TEST(Predictor, V021GraphEstimateCanBeTurnedOffByEnvironment) {
+  VllmFlags f = len(8192);
+  f.estimate_cuda_graphs = false;
+  Prediction p = run(llama8b(), gpus("H100"), f, k_v021);
+  EXPECT_FALSE(p.settings.estimate_cuda_graphs);
+  EXPECT_EQ(p.memory.kv_cache, p.memory.budget - p.memory.weights - p.memory.activation_peak - p.memory.non_torch);
+}
+
+TEST(Predictor, EnforceEagerHasNoGraphEstimate) {
+  VllmFlags f = len(8192);
+  f.enforce_eager = true;
+  EXPECT_FALSE(run(llama8b(), gpus("H100"), f, k_v021).settings.estimate_cuda_graphs);
+}
+
+}  // namespace
+}  // namespace headroom
