@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 
 #include "cli/alert_flags.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/target_options.h"
+#include "cli/watch_prediction.h"
 #include "cli/watch_view.h"
 
 namespace headroom::cli {
@@ -73,7 +76,10 @@ int run_watch(const Args& args) {
                "--once prints one report and exits 0 (no alert), 3 (alerts fire) or 1 (the server could not be "
                "scraped). It scrapes twice, --interval apart, so rates cover that span; with --interval 0 it "
                "scrapes once, rates are null and quantiles cover the server's lifetime.\n"
-               "Without --once, --format json prints one JSON object per sample (JSON Lines).",
+               "Without --once, --format json prints one JSON object per sample (JSON Lines).\n\n"
+               "To compare the live KV cache with headroom's prediction, name the model, the GPU and the server's "
+               "vLLM flags: headroom watch URL --model MODEL --gpu H100 --max-model-len 8192 -tp 2, or paste the "
+               "command after --: headroom watch URL --gpu H100 -- vllm serve MODEL ...",
                "headroom watch");
   WatchFlags f;
   app.add_option("url", f.url, "the server, e.g. http://localhost:8000 (/metrics is added when no path is given)")->required();
@@ -88,7 +94,28 @@ int run_watch(const Args& args) {
   app.add_option("--color", f.color, "auto, always or never (default auto; NO_COLOR is honoured)");
   ThresholdFlags thresholds;
   add_threshold_flags(app, thresholds);
-  if (auto code = parse_args(app, args)) return *code;
+  std::string model;
+  TargetOptions target;
+  app.add_option("--model", model, "the model the server runs (for the KV capacity comparison)")->group("Prediction");
+  app.add_option("--gpu", target.gpu, "the GPU the server runs on, from the catalogue (e.g. H100)")->group("Prediction");
+  app.add_option("--gpus", target.gpus, "GPUs available to the server")->group("Prediction");
+  app.add_option("--nodes", target.nodes, "nodes")->group("Prediction");
+  app.add_option("--gpu-memory-gib", target.gpu_memory_gib, "any GPU, by the total memory CUDA reports")->group("Prediction");
+  app.add_option("--vllm-version", target.vllm_version, "the server's vLLM version (default: newest modelled)")->group("Prediction");
+
+  // headroom's own options go to CLI11; the URL and the rest are the server's vLLM flags.
+  Args own, rest;
+  split_args(args,
+             {"--interval", "--window", "--timeout", "--max-backoff", "--retries", "--count", "--format", "--color",
+              "--thresholds", "--max-waiting", "--max-kv-usage", "--max-ttft-p99", "--max-tpot-p99", "--max-preemption-rate",
+              "--max-kv-mismatch", "--model", "--gpu", "--gpus", "--nodes", "--gpu-memory-gib", "--vllm-version"},
+             {"--once", "--help", "-h"}, own, rest);
+  auto dashdash = std::find(args.begin(), args.end(), "--");
+  if (!rest.empty() && rest.front().rfind("-", 0) != 0 && (dashdash == args.end() || std::find(args.begin(), dashdash, rest.front()) != dashdash)) {
+    own.push_back(rest.front());  // the URL
+    rest.erase(rest.begin());
+  }
+  if (auto code = parse_args(app, own)) return *code;
 
   auto format = parse_format(f.format);
   if (!format) return print_error(format.error()), k_exit_usage;
@@ -104,7 +131,13 @@ int run_watch(const Args& args) {
   if (!(f.timeout_s > 0)) return print_error(Error{ErrorCode::invalid_argument, "expected seconds above 0", "--timeout"}), k_exit_usage;
   if (!(f.max_backoff_s > 0)) return print_error(Error{ErrorCode::invalid_argument, "expected seconds above 0", "--max-backoff"}), k_exit_usage;
 
+  std::vector<std::string> warnings;
+  auto expectation = watch_expectation(model, target, rest, warnings);
+  for (const auto& w : warnings) print_warning(w);
+  if (!expectation) return print_error(expectation.error()), exit_code_for(expectation.error());
+
   watch::WatchOptions options;
+  options.expected_kv = *expectation;
   options.url = *url;
   options.interval_s = f.interval_s;
   options.window_s = f.window_s;
