@@ -2,6 +2,9 @@
 
 #include <httplib.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -18,6 +21,12 @@ FakeVllmServer::FakeVllmServer(std::string page, int port)
 
 void FakeVllmServer::start(int port) {
   m_server = std::make_unique<httplib::Server>();
+  // Answers go out at once (no Nagle delay between headers and body); accepted sockets inherit it.
+  m_server->set_socket_options([](socket_t sock) {
+    httplib::default_socket_options(sock);
+    int yes = 1;
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+  });
   m_server->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     ServerBehaviour behaviour;
     std::function<std::string()> page;
