@@ -9,6 +9,8 @@ const std::vector<Command>& commands() {
       {"diagnose", "name the failure in vLLM logs and compute the flags that fix it", run_diagnose},
       {"kb", "list, show and validate the failure knowledge base", run_kb},
       {"gpus", "list live GPUs, or the built-in GPU catalogue (--catalog)", run_gpus},
+      {"rules", "print Prometheus alerting rules for the alerts of 'watch'", run_rules},
+      {"watch", "watch a running vLLM server's metrics, with alerts and what to change", run_watch},
   };
   return table;
 }

@@ -23,5 +23,7 @@ int run_gpus(const Args& args);
 int run_plan(const Args& args);
 int run_diagnose(const Args& args);
 int run_kb(const Args& args);
+int run_rules(const Args& args);
+int run_watch(const Args& args);
 
 }  // namespace headroom::cli
