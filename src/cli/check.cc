@@ -5,6 +5,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/target_options.h"
+#include "headroom/history.h"
 #include "headroom/model.h"
 #include "headroom/report.h"
 #include "headroom/vllm_config.h"
@@ -37,10 +38,72 @@ options:
   --used-gib X          memory already used by other processes on each GPU
   --free-gib X          free memory on each GPU right now
   --vllm-version V      vLLM version to model (default: newest modelled)
+  --db URL              run history to consult: SQLite file or postgresql:// URL (default:
+                        $HEADROOM_DB, else $XDG_DATA_HOME/headroom/history.db; never created)
+  --no-history          ignore the run history
   --format text|json    output format (default text)
   --color auto|always|never
 exit: 0 starts, 3 predicted to fail, 1 error, 2 bad usage
 )";
+
+// What the run history adds to a prediction: measured terms of the same setup (or calibrated
+// empirical terms) replace the estimates, and a configuration recorded as failing is cited. A
+// missing database is not an error and is not created; an unreadable one is a warning.
+struct HistoryUse {
+  std::string database;
+  std::vector<std::int64_t> records;
+  std::vector<std::string> failures;
+};
+
+HistoryUse apply_history(const std::string& db_flag, const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
+                         const VllmVersion& version, Prediction& prediction) {
+  HistoryUse use;
+  const std::string location = default_history_location(db_flag);
+  auto store = open_history(location, OpenMode::existing_only);
+  if (!store) {
+    print_warning("run history not used: " + store.error().to_string());
+    return use;
+  }
+  if (!*store) return use;
+  use.database = (*store)->description();
+  auto records = (*store)->list();
+  if (!records) {
+    print_warning("run history not used: " + records.error().to_string());
+    return use;
+  }
+  auto key = setup_key(model, gpus, prediction);
+  auto advice = advise(*records, key, prediction);
+  if (advice.measured) {
+    PredictOptions options;
+    options.measured = advice.measured;
+    auto with_history = predict(model, gpus, flags, version, options);
+    if (with_history) {
+      prediction = std::move(*with_history);
+      auto set = [](std::string& target, const std::string& source) {
+        if (!source.empty()) target = source;
+      };
+      set(prediction.sources.weights, advice.sources.weights);
+      set(prediction.sources.activation_peak, advice.sources.activation_peak);
+      set(prediction.sources.non_torch, advice.sources.non_torch);
+      set(prediction.sources.cuda_graph, advice.sources.cuda_graph);
+    }
+  }
+  for (const auto& n : advice.notes) prediction.notes.push_back(n);
+  for (const auto& f : advice.failures) use.failures.push_back(f.citation());
+  if (advice.same_failed) {
+    const auto& f = *advice.same_failed;
+    prediction.notes.push_back(f.citation() + (f.failure_message.empty() ? "" : ": " + f.failure_message));
+    // An observed failure of this configuration with this very version outweighs the arithmetic.
+    auto failed_version = parse_logged_version(f.vllm_version);
+    if (prediction.starts && failed_version && *failed_version == version) {
+      prediction.starts = false;
+      prediction.failure = Failure{f.failure_class.empty() ? "startup_failed" : f.failure_class, "history",
+                                   "this configuration " + f.citation(), {}};
+    }
+  }
+  if (auto h = measured_terms_for(*records, key)) use.records = h->record_ids;
+  return use;
+}
 
 }  // namespace
 
@@ -55,10 +118,11 @@ int run_check(const Args& args) {
   Args own, vllm_args;
   split_args(args,
              {"--gpu", "--gpus", "--nodes", "--gpu-memory-gib", "--used-gib", "--free-gib", "--vllm-version", "--format",
-              "--color"},
-             {}, own, vllm_args);
+              "--color", "--db"},
+             {"--no-history"}, own, vllm_args);
   TargetOptions target;
-  std::string format_text = "text", color_text = "auto";
+  std::string format_text = "text", color_text = "auto", db;
+  bool no_history = false;
   CLI::App app{"headroom check"};
   app.add_option("--gpu", target.gpu);
   app.add_option("--gpus", target.gpus)->check(CLI::PositiveNumber);
@@ -69,6 +133,8 @@ int run_check(const Args& args) {
   app.add_option("--vllm-version", target.vllm_version);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
+  app.add_option("--db", db);
+  app.add_flag("--no-history", no_history);
   try {
     std::vector<std::string> reversed(own.rbegin(), own.rend());
     app.parse(reversed);
@@ -104,11 +170,15 @@ int run_check(const Args& args) {
 
   auto prediction = predict(*model, *gpus, cmd->flags, *version);
   if (!prediction) return print_error(prediction.error()), exit_code_for(prediction.error());
+  HistoryUse history;
+  if (!no_history) history = apply_history(db, *model, *gpus, cmd->flags, *version, *prediction);
   for (const auto& w : prediction->warnings) print_warning(w);
 
   if (*format == Format::json) {
     auto j = prediction_to_json(*model, *gpus, *prediction);
     for (const auto& w : cmd->warnings) j["warnings"].push_back(w);
+    if (!history.database.empty())
+      j["history"] = {{"database", history.database}, {"measured_records", history.records}, {"failed_configurations", history.failures}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),

@@ -7,6 +7,8 @@ const std::vector<Command>& commands() {
       {"check", "predict vLLM's startup memory for a model, GPUs and flags", run_check},
       {"diagnose", "name the failure in vLLM logs and compute the flags that fix it", run_diagnose},
       {"kb", "list, show and validate the failure knowledge base", run_kb},
+      {"record", "store what a vLLM startup log measured, and its outcome, in the run history", run_record},
+      {"history", "list, show, export, import and forget recorded vLLM runs", run_history},
       {"gpus", "list live GPUs, or the built-in GPU catalogue (--catalog)", run_gpus},
   };
   return table;

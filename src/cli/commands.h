@@ -22,5 +22,7 @@ int run_check(const Args& args);
 int run_gpus(const Args& args);
 int run_diagnose(const Args& args);
 int run_kb(const Args& args);
+int run_record(const Args& args);
+int run_history(const Args& args);
 
 }  // namespace headroom::cli
