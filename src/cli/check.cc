@@ -98,7 +98,7 @@ HistoryUse apply_history(const std::string& db_flag, const ModelSpec& model, con
     if (prediction.starts && failed_version && *failed_version == version) {
       prediction.starts = false;
       prediction.failure = Failure{f.failure_class.empty() ? "startup_failed" : f.failure_class, "history",
-                                   "this configuration " + f.citation(), {}};
+                                   "recorded in the run history: " + f.citation(), {}};
     }
   }
   if (auto h = measured_terms_for(*records, key)) use.records = h->record_ids;
