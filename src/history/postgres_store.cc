@@ -57,6 +57,10 @@ class PostgresStore : public HistoryStore {
       stored.recorded_at = recorded_at;
       if (stored.run_date.empty()) stored.run_date = recorded_at.substr(0, 10);
       pqxx::work tx(*m_conn);
+      // Look first, so that a duplicate does not use up a sequence value (ids stay dense); the
+      // ON CONFLICT below covers a concurrent insert of the same content.
+      auto found = tx.exec("SELECT id FROM headroom_runs WHERE content_hash = " + tx.quote(record.content_hash));
+      if (!found.empty()) return AddResult{found[0][0].as<long long>(), false};
       auto total = record.total_gib ? tx.quote(*record.total_gib) : std::string("NULL");
       auto inserted = tx.exec(
           "INSERT INTO headroom_runs (content_hash, recorded_at, model, body, model_config_hash, gpu_key, total_gib, era, "
