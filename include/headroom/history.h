@@ -235,6 +235,21 @@ struct HistoryAdvice {
 // then the failures. `estimate` is the prediction without history for the same setup.
 HistoryAdvice advise(const std::vector<RunRecord>& records, const SetupKey& key, const Prediction& estimate);
 
+// Reads every record of the history at `location` for consulting it (check, plan): an empty list
+// when no database exists there, and none is created. Errors: those of open_history and of reading
+// (callers warn and go on without the history).
+Result<std::vector<RunRecord>> read_history(const std::string& location);
+
+// predict() with the history applied: the estimate, then advise(), then predict() again with the
+// measured (or calibrated) terms; Prediction.sources name each term's record and the advice's notes
+// are added to Prediction.notes. When `advice.same_failed` is set its citation is added to the
+// notes, and when that failure was recorded with this very vLLM version and the arithmetic says
+// the configuration starts, the prediction becomes a failure (phase "history") citing the record.
+// `advice` (optional) receives what the history contributed. Errors: those of predict().
+Result<Prediction> predict_with_history(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
+                                        const VllmVersion& version, const std::vector<RunRecord>& records,
+                                        HistoryAdvice* advice = nullptr);
+
 // Builds the key for a prediction: model_config_hash from the model's raw config.
 SetupKey setup_key(const ModelSpec& model, const GpuSetup& gpus, const Prediction& estimate);
 

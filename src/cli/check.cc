@@ -46,65 +46,6 @@ options:
 exit: 0 starts, 3 predicted to fail, 1 error, 2 bad usage
 )";
 
-// What the run history adds to a prediction: measured terms of the same setup (or calibrated
-// empirical terms) replace the estimates, and a configuration recorded as failing is cited. A
-// missing database is not an error and is not created; an unreadable one is a warning.
-struct HistoryUse {
-  std::string database;
-  std::vector<std::int64_t> records;
-  std::vector<std::string> failures;
-};
-
-HistoryUse apply_history(const std::string& db_flag, const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
-                         const VllmVersion& version, Prediction& prediction) {
-  HistoryUse use;
-  const std::string location = default_history_location(db_flag);
-  auto store = open_history(location, OpenMode::existing_only);
-  if (!store) {
-    print_warning("run history not used: " + store.error().to_string());
-    return use;
-  }
-  if (!*store) return use;
-  use.database = (*store)->description();
-  auto records = (*store)->list();
-  if (!records) {
-    print_warning("run history not used: " + records.error().to_string());
-    return use;
-  }
-  auto key = setup_key(model, gpus, prediction);
-  auto advice = advise(*records, key, prediction);
-  if (advice.measured) {
-    PredictOptions options;
-    options.measured = advice.measured;
-    auto with_history = predict(model, gpus, flags, version, options);
-    if (with_history) {
-      prediction = std::move(*with_history);
-      auto set = [](std::string& target, const std::string& source) {
-        if (!source.empty()) target = source;
-      };
-      set(prediction.sources.weights, advice.sources.weights);
-      set(prediction.sources.activation_peak, advice.sources.activation_peak);
-      set(prediction.sources.non_torch, advice.sources.non_torch);
-      set(prediction.sources.cuda_graph, advice.sources.cuda_graph);
-    }
-  }
-  for (const auto& n : advice.notes) prediction.notes.push_back(n);
-  for (const auto& f : advice.failures) use.failures.push_back(f.citation());
-  if (advice.same_failed) {
-    const auto& f = *advice.same_failed;
-    prediction.notes.push_back(f.citation() + (f.failure_message.empty() ? "" : ": " + f.failure_message));
-    // An observed failure of this configuration with this very version outweighs the arithmetic.
-    auto failed_version = parse_logged_version(f.vllm_version);
-    if (prediction.starts && failed_version && *failed_version == version) {
-      prediction.starts = false;
-      prediction.failure = Failure{f.failure_class.empty() ? "startup_failed" : f.failure_class, "history",
-                                   "recorded in the run history: " + f.citation(), {}};
-    }
-  }
-  if (auto h = measured_terms_for(*records, key)) use.records = h->record_ids;
-  return use;
-}
-
 }  // namespace
 
 int run_check(const Args& args) {
@@ -168,17 +109,29 @@ int run_check(const Args& args) {
   if (!gpus) return print_error(gpus.error()), exit_code_for(gpus.error());
   for (const auto& w : warnings) print_warning(w);
 
-  auto prediction = predict(*model, *gpus, cmd->flags, *version);
+  // The run history: a missing database is not an error and is not created; an unreadable one is
+  // a warning.
+  std::vector<RunRecord> records;
+  std::string history_location;
+  if (!no_history) {
+    history_location = default_history_location(db);
+    auto read = read_history(history_location);
+    if (read) records = std::move(*read);
+    else print_warning("run history not used: " + read.error().to_string());
+  }
+  HistoryAdvice advice;
+  auto prediction = predict_with_history(*model, *gpus, cmd->flags, *version, records, &advice);
   if (!prediction) return print_error(prediction.error()), exit_code_for(prediction.error());
-  HistoryUse history;
-  if (!no_history) history = apply_history(db, *model, *gpus, cmd->flags, *version, *prediction);
   for (const auto& w : prediction->warnings) print_warning(w);
 
   if (*format == Format::json) {
     auto j = prediction_to_json(*model, *gpus, *prediction);
     for (const auto& w : cmd->warnings) j["warnings"].push_back(w);
-    if (!history.database.empty())
-      j["history"] = {{"database", history.database}, {"measured_records", history.records}, {"failed_configurations", history.failures}};
+    if (!records.empty()) {
+      nlohmann::json failures = nlohmann::json::array();
+      for (const auto& f : advice.failures) failures.push_back(f.citation());
+      j["history"] = {{"database", history_location}, {"records", records.size()}, {"failed_configurations", failures}};
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),
