@@ -5,6 +5,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/target_options.h"
+#include "headroom/history.h"
 #include "headroom/model.h"
 #include "headroom/report.h"
 #include "headroom/vllm_config.h"
@@ -37,6 +38,9 @@ options:
   --used-gib X          memory already used by other processes on each GPU
   --free-gib X          free memory on each GPU right now
   --vllm-version V      vLLM version to model (default: newest modelled)
+  --db URL              run history to consult: SQLite file or postgresql:// URL (default:
+                        $HEADROOM_DB, else $XDG_DATA_HOME/headroom/history.db; never created)
+  --no-history          ignore the run history
   --format text|json    output format (default text)
   --color auto|always|never
 exit: 0 starts, 3 predicted to fail, 1 error, 2 bad usage
@@ -55,10 +59,11 @@ int run_check(const Args& args) {
   Args own, vllm_args;
   split_args(args,
              {"--gpu", "--gpus", "--nodes", "--gpu-memory-gib", "--used-gib", "--free-gib", "--vllm-version", "--format",
-              "--color"},
-             {}, own, vllm_args);
+              "--color", "--db"},
+             {"--no-history"}, own, vllm_args);
   TargetOptions target;
-  std::string format_text = "text", color_text = "auto";
+  std::string format_text = "text", color_text = "auto", db;
+  bool no_history = false;
   CLI::App app{"headroom check"};
   app.add_option("--gpu", target.gpu);
   app.add_option("--gpus", target.gpus)->check(CLI::PositiveNumber);
@@ -69,6 +74,8 @@ int run_check(const Args& args) {
   app.add_option("--vllm-version", target.vllm_version);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
+  app.add_option("--db", db);
+  app.add_flag("--no-history", no_history);
   try {
     std::vector<std::string> reversed(own.rbegin(), own.rend());
     app.parse(reversed);
@@ -102,13 +109,29 @@ int run_check(const Args& args) {
   if (!gpus) return print_error(gpus.error()), exit_code_for(gpus.error());
   for (const auto& w : warnings) print_warning(w);
 
-  auto prediction = predict(*model, *gpus, cmd->flags, *version);
+  // The run history: a missing database is not an error and is not created; an unreadable one is
+  // a warning.
+  std::vector<RunRecord> records;
+  std::string history_location;
+  if (!no_history) {
+    history_location = default_history_location(db);
+    auto read = read_history(history_location);
+    if (read) records = std::move(*read);
+    else print_warning("run history not used: " + read.error().to_string());
+  }
+  HistoryAdvice advice;
+  auto prediction = predict_with_history(*model, *gpus, cmd->flags, *version, records, &advice);
   if (!prediction) return print_error(prediction.error()), exit_code_for(prediction.error());
   for (const auto& w : prediction->warnings) print_warning(w);
 
   if (*format == Format::json) {
     auto j = prediction_to_json(*model, *gpus, *prediction);
     for (const auto& w : cmd->warnings) j["warnings"].push_back(w);
+    if (!records.empty()) {
+      nlohmann::json failures = nlohmann::json::array();
+      for (const auto& f : advice.failures) failures.push_back(f.citation());
+      j["history"] = {{"database", history_location}, {"records", records.size()}, {"failed_configurations", failures}};
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),

@@ -25,5 +25,7 @@ int run_diagnose(const Args& args);
 int run_kb(const Args& args);
 int run_rules(const Args& args);
 int run_watch(const Args& args);
+int run_record(const Args& args);
+int run_history(const Args& args);
 
 }  // namespace headroom::cli
