@@ -101,3 +101,18 @@ TEST(SynthesizeWeights, ExactInventoryIsCountedAsIs) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+TEST(SynthesizeWeights, FalconFusedQkvWithoutGate) {
+  ModelSpec m = catalog("tiiuae/falcon-7b");
+  WeightsInventory inv = synthesize_weights(m);
+  const TensorInfo* qkv = find(inv, "transformer.h.0.self_attention.query_key_value.weight");
+  ASSERT_TRUE(qkv);
+  EXPECT_EQ(qkv->shape, (std::vector<std::int64_t>{73 * 64, 4544}));  // 71 query heads + 1 K + 1 V
+  EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 6.92, 0.01);
+}
+
+}  // namespace
+}  // namespace headroom
