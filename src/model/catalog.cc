@@ -179,21 +179,28 @@ Result<ModelSpec> catalog_model(std::string_view id) {
   }
   const std::string hf_id = (*line)["hf_id"].get<std::string>();
   const std::string where = "built-in catalogue (" + hf_id + ")";
-  if (is_null_or_missing(*line, "num_hidden_layers") || is_null_or_missing(*line, "hidden_size")) {
-    // Tier G lines (model card only) and partial copies carry no usable architecture.
+  const std::string advice = "; download its config.json and pass the folder or file instead (e.g. "
+                             "huggingface-cli download " + hf_id + " config.json)";
+  std::string quality = (*line).value("source_quality", "");
+  if (quality.rfind("no config.json captured", 0) == 0) {
+    // Tier G lines (model card or file listing only) carry no architecture.
     std::vector<std::string> missing;
     for (const char* k : {"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"})
       if (is_null_or_missing(*line, k)) missing.push_back(k);
     return make_error(ErrorCode::unsupported,
                       "the built-in catalogue has no architecture facts for '" + hf_id + "' (missing " +
-                          util::join(missing, ", ") +
-                          "); download its config.json and pass the folder or file instead (e.g. "
-                          "huggingface-cli download " +
-                          hf_id + " config.json)",
+                          util::join(missing, ", ") + ")" + advice,
                       where);
   }
   auto spec = model_detail::parse_config(to_config(*line), where, nullptr);
-  if (!spec) return spec;
+  if (!spec) {
+    // Partial copies (a truncated excerpt) lack a field the model cannot do without.
+    const std::string& msg = spec.error().message;
+    if (msg.rfind("missing required field", 0) == 0)
+      return make_error(ErrorCode::unsupported,
+                        "the built-in catalogue entry for '" + hf_id + "' is incomplete (" + msg + ")" + advice, where);
+    return spec;
+  }
   spec->id = hf_id;
   spec->source = ModelSource::catalog;
   spec->location = "built-in catalogue";

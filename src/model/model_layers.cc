@@ -121,9 +121,6 @@ Result<bool> read_layer_kinds(const ConfigReader& t, ModelSpec& spec) {
   }
 
   bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k == LayerKind::sliding_attention; });
-  if (!any_sliding && !kinds.empty() && t.has("layer_types") == false) {
-    // A window that no layer uses is dropped so consumers need not check both.
-  }
   if (any_sliding && !spec.sliding_window)
     return make_error(ErrorCode::parse_error, "layers use sliding attention but \"sliding_window\" is not set", t.origin());
   bool all_full = std::all_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k == LayerKind::full_attention; });

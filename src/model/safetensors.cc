@@ -97,7 +97,7 @@ Result<std::vector<TensorInfo>> read_safetensors_header(const std::string& path)
     // Positions inside a one-line header are byte offsets; report them as such.
     Error e = json.error();
     auto col = e.where.substr(e.where.rfind(':') + 1);
-    return make_error(ErrorCode::parse_error, "malformed safetensors header at header byte " + col + ": " + e.message.substr(e.message.find(": ") + 2), path);
+    return make_error(ErrorCode::parse_error, "malformed safetensors header at column " + col + " of the header: " + e.message.substr(e.message.find(": ") + 2), path);
   }
   if (!json->is_object())
     return make_error(ErrorCode::parse_error, "expected a JSON object header, got " + model_detail::json_kind(*json), path);

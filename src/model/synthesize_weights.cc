@@ -385,7 +385,34 @@ bool is_moe_layer(const ModelSpec& m, int layer) {
   return x.moe_layer_freq <= 1 || (layer + 1) % x.moe_layer_freq == 0;
 }
 
+// Falcon (RWForCausalLM / FalconForCausalLM): fused query_key_value, a 4h MLP without gate,
+// transformer.h.N names. Old-format 7B shares one layer norm; new_decoder_architecture (40B)
+// has ln_attn and ln_mlp.
+WeightsInventory synthesize_falcon(const ModelSpec& m) {
+  Builder b(m);
+  const std::int64_t H = m.hidden_size, hd = m.head_dim, I = m.intermediate_size;
+  b.dense("transformer.word_embeddings.weight", {m.vocab_size, H});
+  bool new_arch = m.num_kv_heads > 1;
+  for (int i = 0; i < m.num_layers; ++i) {
+    std::string p = "transformer.h." + std::to_string(i) + ".";
+    b.linear(p + "self_attention.query_key_value", (m.num_attention_heads + 2 * m.num_kv_heads) * hd, H);
+    b.linear(p + "self_attention.dense", H, m.num_attention_heads * hd);
+    b.linear(p + "mlp.dense_h_to_4h", I, H);
+    b.linear(p + "mlp.dense_4h_to_h", H, I);
+    for (const char* n : new_arch ? std::vector<const char*>{"ln_attn", "ln_mlp"} : std::vector<const char*>{"input_layernorm"}) {
+      b.dense(p + n + ".weight", {H});
+      b.dense(p + n + ".bias", {H});
+    }
+  }
+  b.dense("transformer.ln_f.weight", {H});
+  b.dense("transformer.ln_f.bias", {H});
+  if (!m.tie_word_embeddings) b.dense("lm_head.weight", {m.vocab_size, H});
+  return b.take();
+}
+
 WeightsInventory synthesize_weights(const ModelSpec& m) {
+  if (m.architecture == "RWForCausalLM" || m.architecture == "FalconForCausalLM" || m.model_type == "falcon")
+    return synthesize_falcon(m);
   Builder b(m);
   const std::int64_t H = m.hidden_size, V = m.vocab_size;
   const std::string& t = m.model_type;

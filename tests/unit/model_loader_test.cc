@@ -1,0 +1,144 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "headroom/model.h"
+#include "unit/model_test_support.h"
+#include "util/json_file.h"
+
+namespace headroom {
+namespace {
+
+using namespace test_support;
+namespace fs = std::filesystem;
+
+std::string tiny_config() {
+  return R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":64,"num_hidden_layers":2,)"
+         R"("num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"max_position_embeddings":4096})";
+}
+
+// Restores an environment variable when the test ends.
+class EnvGuard {
+ public:
+  explicit EnvGuard(const char* name) : m_name(name) {
+    if (const char* v = std::getenv(name)) m_old = v;
+  }
+  ~EnvGuard() {
+    if (m_old) setenv(m_name, m_old->c_str(), 1);
+    else unsetenv(m_name);
+  }
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+// models--Org--Tiny/snapshots/<rev>/ with config.json and a weights file linked to blobs/, as the
+// Hugging Face hub lays it out.
+void make_hf_repo(const fs::path& hub, const std::string& rev, bool with_ref) {
+  fs::path repo = hub / "models--Org--Tiny";
+  fs::path blob = repo / "blobs" / "abc123";
+  write_bytes(blob, safetensors(R"({"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})", 32));
+  fs::path snap = repo / "snapshots" / rev;
+  write_bytes(snap / "config.json", tiny_config());
+  fs::create_symlink(fs::path("../../blobs/abc123"), snap / "model.safetensors");
+  if (with_ref) write_bytes(repo / "refs" / "main", rev + "\n");
+}
+
+TEST(ModelLoader, LocalFolderReadsTokenizerLimitAndSafetensors) {
+  TempDir dir;
+  write_bytes(dir.path() / "config.json", tiny_config());
+  write_bytes(dir.path() / "tokenizer_config.json", R"({"model_max_length": 2048})");
+  write_bytes(dir.path() / "model.safetensors",
+              safetensors(R"({"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})", 32));
+  auto m = load_model(dir.path().string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->source, ModelSource::local_dir);
+  EXPECT_EQ(m->location, dir.path().string());
+  EXPECT_EQ(m->tokenizer_model_max_length, 2048);
+  ASSERT_TRUE(m->weights);
+  EXPECT_TRUE(m->weights->exact);
+  EXPECT_EQ(m->weights->total_bytes, 32);
+}
+
+TEST(ModelLoader, PathToConfigFile) {
+  TempDir dir;
+  write_bytes(dir.path() / "my.json", tiny_config());
+  auto m = load_model((dir.path() / "my.json").string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->source, ModelSource::config_file);
+  EXPECT_FALSE(m->weights);
+}
+
+TEST(ModelLoader, ModelOptQuantConfigBesideConfig) {
+  TempDir dir;
+  write_bytes(dir.path() / "config.json", tiny_config());
+  write_bytes(dir.path() / "hf_quant_config.json",
+              R"({"producer":{"name":"modelopt"},"quantization":{"quant_algo":"FP8","kv_cache_quant_algo":"FP8",)"
+              R"("exclude_modules":["lm_head"]}})");
+  auto m = load_model(dir.path().string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(m->quantization);
+  EXPECT_EQ(m->quantization->method, "modelopt");
+  EXPECT_EQ(m->quantization->bits, 8);
+  EXPECT_TRUE(m->quantization->kv_cache_fp8);
+}
+
+TEST(ModelLoader, HfHubCacheWithRefsMainAndSymlinkedBlob) {
+  TempDir dir;
+  make_hf_repo(dir.path(), "0123abcd", true);
+  EnvGuard g1("HF_HUB_CACHE");
+  setenv("HF_HUB_CACHE", dir.path().c_str(), 1);
+  auto m = load_model("org/tiny");  // ids match case-insensitively
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->source, ModelSource::hf_cache);
+  EXPECT_EQ(m->location, (dir.path() / "models--Org--Tiny" / "snapshots" / "0123abcd").string());
+  ASSERT_TRUE(m->weights);
+  EXPECT_EQ(m->weights->total_bytes, 32);
+}
+
+TEST(ModelLoader, HfHomeHubWithoutRefsUsesASnapshot) {
+  TempDir dir;
+  make_hf_repo(dir.path() / "hub", "feedbeef", false);
+  EnvGuard g1("HF_HUB_CACHE"), g2("HF_HOME");
+  unsetenv("HF_HUB_CACHE");
+  setenv("HF_HOME", dir.path().c_str(), 1);
+  auto m = load_model("Org/Tiny");
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->source, ModelSource::hf_cache);
+  EXPECT_EQ(m->num_kv_heads, 2);
+}
+
+TEST(ModelLoader, FallsBackToTheCatalogue) {
+  TempDir dir;
+  ModelLoadOptions opts;
+  opts.hf_hub_cache = dir.path().string();
+  auto m = load_model("qwen/qwen3-0.6b", opts);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->source, ModelSource::catalog);
+  EXPECT_EQ(m->id, "Qwen/Qwen3-0.6B");
+}
+
+TEST(ModelLoader, UnknownModelSaysWhereItLooked) {
+  TempDir dir;
+  ModelLoadOptions opts;
+  opts.hf_hub_cache = dir.path().string();
+  auto m = load_model("Qwen/Qwen3-8X", opts);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::not_found);
+  EXPECT_EQ(m.error().message, "unknown model 'Qwen/Qwen3-8X': not a folder or file, not in the Hugging Face cache (" +
+                                   dir.path().string() +
+                                   "), not in the built-in catalogue; did you mean Qwen/Qwen3-8B, Qwen/Qwen3-4B or "
+                                   "Qwen/Qwen3-14B?");
+}
+
+TEST(ModelLoader, FolderWithoutConfigIsNotFound) {
+  TempDir dir;
+  auto m = load_model(dir.path().string());
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().to_string(), dir.path().string() + ": folder has no config.json");
+}
+
+}  // namespace
+}  // namespace headroom

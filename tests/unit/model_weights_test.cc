@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "headroom/model.h"
+
+namespace headroom {
+namespace {
+
+ModelSpec catalog(const std::string& id) {
+  auto m = catalog_model(id);
+  EXPECT_TRUE(m) << m.error().to_string();
+  return *m;
+}
+
+const TensorInfo* find(const WeightsInventory& inv, const std::string& name) {
+  auto it = std::find_if(inv.tensors.begin(), inv.tensors.end(), [&](const TensorInfo& t) { return t.name == name; });
+  return it == inv.tensors.end() ? nullptr : &*it;
+}
+
+TEST(SynthesizeWeights, Llama31_8BTotals) {
+  ModelSpec m = catalog("meta-llama/Llama-3.1-8B-Instruct");
+  WeightsInventory inv = synthesize_weights(m);
+  EXPECT_FALSE(inv.exact);
+  EXPECT_EQ(inv.total_bytes, 16'060'522'496);
+  EXPECT_EQ(parameter_count(m), 8'030'261'248);
+  const TensorInfo* k = find(inv, "model.layers.31.self_attn.k_proj.weight");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->shape, (std::vector<std::int64_t>{1024, 4096}));
+  EXPECT_EQ(k->dtype, "BF16");
+  EXPECT_TRUE(find(inv, "lm_head.weight"));
+}
+
+TEST(SynthesizeWeights, Qwen3TiedEmbeddingsHaveNoLmHead) {
+  ModelSpec m = catalog("Qwen/Qwen3-0.6B");
+  WeightsInventory inv = synthesize_weights(m);
+  EXPECT_FALSE(find(inv, "lm_head.weight"));
+  EXPECT_TRUE(find(inv, "model.layers.0.self_attn.q_norm.weight"));
+  EXPECT_EQ(parameter_count(m), 596'049'920);
+  EXPECT_EQ(inv.total_bytes, 1'192'099'840);
+}
+
+TEST(SynthesizeWeights, DeepSeekFp8BlocksAndMla) {
+  ModelSpec m = catalog("deepseek-ai/DeepSeek-V3");
+  WeightsInventory inv = synthesize_weights(m);
+  const TensorInfo* w = find(inv, "model.layers.3.mlp.experts.255.down_proj.weight");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->dtype, "F8_E4M3");
+  EXPECT_EQ(w->shape, (std::vector<std::int64_t>{7168, 2048}));
+  const TensorInfo* s = find(inv, "model.layers.3.mlp.experts.255.down_proj.weight_scale_inv");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->shape, (std::vector<std::int64_t>{56, 16}));
+  EXPECT_TRUE(find(inv, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight"));
+  EXPECT_TRUE(find(inv, "model.layers.0.mlp.gate_proj.weight"));  // first_k_dense_replace
+  EXPECT_FALSE(find(inv, "model.layers.61.self_attn.q_a_proj.weight"));  // the MTP layer is not loaded
+  EXPECT_EQ(find(inv, "model.embed_tokens.weight")->dtype, "BF16");
+  // DeepSeek-V3 has 671B parameters without its MTP module.
+  EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 671.0, 1.0);
+}
+
+TEST(SynthesizeWeights, GptOssMxfp4Experts) {
+  ModelSpec m = catalog("openai/gpt-oss-20b");
+  WeightsInventory inv = synthesize_weights(m);
+  const TensorInfo* b = find(inv, "model.layers.0.mlp.experts.gate_up_proj_blocks");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->dtype, "U8");
+  EXPECT_EQ(b->shape, (std::vector<std::int64_t>{32, 5760, 90, 16}));
+  EXPECT_EQ(find(inv, "model.layers.0.self_attn.q_proj.weight")->dtype, "BF16");
+  EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 20.9, 0.2);
+}
+
+TEST(SynthesizeWeights, AwqPacksEightValuesPerInt32) {
+  ModelSpec m = catalog("TheBloke/Mistral-7B-v0.1-AWQ");
+  WeightsInventory inv = synthesize_weights(m);
+  const TensorInfo* q = find(inv, "model.layers.0.mlp.down_proj.qweight");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->dtype, "I32");
+  EXPECT_EQ(q->shape, (std::vector<std::int64_t>{14336, 512}));
+  const TensorInfo* s = find(inv, "model.layers.0.mlp.down_proj.scales");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->shape, (std::vector<std::int64_t>{112, 4096}));
+  EXPECT_EQ(find(inv, "lm_head.weight")->dtype, "BF16");
+}
+
+TEST(SynthesizeWeights, MixtralExpertNames) {
+  ModelSpec m = catalog("mistralai/Mixtral-8x7B-v0.1");
+  WeightsInventory inv = synthesize_weights(m);
+  EXPECT_TRUE(find(inv, "model.layers.0.block_sparse_moe.experts.7.w2.weight"));
+  EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 46.7, 0.1);
+}
+
+TEST(SynthesizeWeights, ExactInventoryIsCountedAsIs) {
+  ModelSpec m = catalog("Qwen/Qwen3-0.6B");
+  WeightsInventory inv;
+  inv.exact = true;
+  inv.tensors.push_back({"a", "BF16", {10, 10}, 200});
+  inv.tensors.push_back({"b.qweight", "I32", {2, 10}, 80});
+  m.weights = inv;
+  EXPECT_EQ(parameter_count(m), 100 + 160);
+}
+
+}  // namespace
+}  // namespace headroom
+
+namespace headroom {
+namespace {
+
+TEST(SynthesizeWeights, FalconFusedQkvWithoutGate) {
+  ModelSpec m = catalog("tiiuae/falcon-7b");
+  WeightsInventory inv = synthesize_weights(m);
+  const TensorInfo* qkv = find(inv, "transformer.h.0.self_attention.query_key_value.weight");
+  ASSERT_TRUE(qkv);
+  EXPECT_EQ(qkv->shape, (std::vector<std::int64_t>{73 * 64, 4544}));  // 71 query heads + 1 K + 1 V
+  EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 6.92, 0.01);
+}
+
+}  // namespace
+}  // namespace headroom
