@@ -43,13 +43,15 @@ TEST(SynthesizeWeights, Qwen3TiedEmbeddingsHaveNoLmHead) {
 TEST(SynthesizeWeights, DeepSeekFp8BlocksAndMla) {
   ModelSpec m = catalog("deepseek-ai/DeepSeek-V3");
   WeightsInventory inv = synthesize_weights(m);
-  const TensorInfo* w = find(inv, "model.layers.3.mlp.experts.255.down_proj.weight");
+  // Routed experts are stacked: one tensor per parameter with the expert count first.
+  const TensorInfo* w = find(inv, "model.layers.3.mlp.experts.down_proj.weight");
   ASSERT_TRUE(w);
   EXPECT_EQ(w->dtype, "F8_E4M3");
-  EXPECT_EQ(w->shape, (std::vector<std::int64_t>{7168, 2048}));
-  const TensorInfo* s = find(inv, "model.layers.3.mlp.experts.255.down_proj.weight_scale_inv");
+  EXPECT_EQ(w->shape, (std::vector<std::int64_t>{256, 7168, 2048}));
+  EXPECT_EQ(w->bytes, 256LL * 7168 * 2048);
+  const TensorInfo* s = find(inv, "model.layers.3.mlp.experts.down_proj.weight_scale_inv");
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->shape, (std::vector<std::int64_t>{56, 16}));
+  EXPECT_EQ(s->shape, (std::vector<std::int64_t>{256, 56, 16}));
   EXPECT_TRUE(find(inv, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight"));
   EXPECT_TRUE(find(inv, "model.layers.0.mlp.gate_proj.weight"));  // first_k_dense_replace
   EXPECT_FALSE(find(inv, "model.layers.61.self_attn.q_a_proj.weight"));  // the MTP layer is not loaded
@@ -85,7 +87,9 @@ TEST(SynthesizeWeights, AwqPacksEightValuesPerInt32) {
 TEST(SynthesizeWeights, MixtralExpertNames) {
   ModelSpec m = catalog("mistralai/Mixtral-8x7B-v0.1");
   WeightsInventory inv = synthesize_weights(m);
-  EXPECT_TRUE(find(inv, "model.layers.0.block_sparse_moe.experts.7.w2.weight"));
+  const TensorInfo* w2 = find(inv, "model.layers.0.block_sparse_moe.experts.w2.weight");
+  ASSERT_TRUE(w2);
+  EXPECT_EQ(w2->shape, (std::vector<std::int64_t>{8, 4096, 14336}));
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 46.7, 0.1);
 }
 
