@@ -28,6 +28,8 @@ Result<PlanGoal> parse_plan_goal(std::string_view text);
 // The default safety margin: max(0.5 GiB, 2% of the GPU's memory).
 Bytes default_plan_margin(const GpuSpec& gpu);
 
+struct RunRecord;  // headroom/history.h
+
 struct PlanRequest {
   std::optional<std::int64_t> context_tokens;  // longest request to serve; nullopt: as long as fits
   int concurrency = 1;                         // simultaneous requests at context_tokens
@@ -39,6 +41,9 @@ struct PlanRequest {
   // processes take this much more, or when the terms outside the budget are this much larger.
   // nullopt: default_plan_margin(gpu).
   std::optional<Bytes> safety_margin_bytes;
+  // Recorded runs (headroom/history.h) to consult: measured terms replace estimates for the same
+  // setup, and configurations recorded as failing are avoided and cited. Null: no history.
+  const std::vector<RunRecord>* history = nullptr;
 };
 
 // One decision of a configuration and the number that drove it.

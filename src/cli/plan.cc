@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/target_options.h"
 #include "headroom/model.h"
+#include "headroom/history.h"
 #include "headroom/plan.h"
 #include "headroom/plan_render.h"
 
@@ -42,6 +43,10 @@ constraints:
   --allow-eager         the plan may turn CUDA graphs off (--enforce-eager) when they do not fit
   --margin-gib X        memory left unused on each GPU (default max(0.5 GiB, 2% of the GPU))
   --vllm-version V      vLLM version to plan for (default: newest modelled)
+history:
+  --db URL              run history to consult: SQLite file or postgresql:// URL (default:
+                        $HEADROOM_DB, else $XDG_DATA_HOME/headroom/history.db; never created)
+  --no-history          ignore the run history
 output:
   --format text|json    output format (default text; JSON schema in docs/plan.md)
   --color auto|always|never
@@ -80,6 +85,10 @@ int run_plan(const Args& args) {
   app.add_flag("--allow-fp8-kv", allow_fp8_kv);
   app.add_flag("--allow-eager", allow_eager);
   app.add_option("--margin-gib", margin_gib);
+  std::string db;
+  bool no_history = false;
+  app.add_option("--db", db);
+  app.add_flag("--no-history", no_history);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
   try {
@@ -132,6 +141,15 @@ int run_plan(const Args& args) {
   request.allow_fp8_kv = allow_fp8_kv;
   request.allow_eager = allow_eager;
   if (margin_gib) request.safety_margin_bytes = from_gib(*margin_gib);
+  // The run history: measured terms and recorded failures. A missing database is not created; an
+  // unreadable one is a warning.
+  std::vector<RunRecord> records;
+  if (!no_history) {
+    auto read = read_history(default_history_location(db));
+    if (read) records = std::move(*read);
+    else print_warning("run history not used: " + read.error().to_string());
+  }
+  request.history = &records;
   auto plan = make_plan(*model, *gpus, request, *version);
   if (!plan) return print_error(plan.error()), exit_code_for(plan.error());
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/vllm_defaults.h"
+#include "headroom/history.h"
 #include "plan/plan_internal.h"
 #include "util/strings.h"
 
@@ -134,6 +135,7 @@ Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequ
   const int available = gpus.count * std::max(1, gpus.nodes);
   SearchState s{model, gpus, request, version, margin, std::min(available, request.max_gpus.value_or(available)),
                 engine::derived_max_model_len(model), quantization, Searcher(model, gpus, version, margin, quantization, std::move(cache)), depth, {}};
+  s.searcher.set_history(request.history);
   Plan plan;
   plan.model_id = model.id;
   plan.gpus = gpus;
@@ -314,12 +316,16 @@ std::optional<PlannedConfig> build_config(SearchState& s, const Evaluation& e, i
     // The margin check runs on the compacted weights (the same bytes, fewer tensors); the
     // prediction that is shown runs on the model as loaded, so its sources read right.
     const ModelSpec& compact = s.searcher.cache()->model_for(e.layout.pp);
-    auto checked = predict(compact, s.searcher.margin_setup(), f, s.version);
+    const auto* history = s.searcher.history();
+    auto through_history = [&](const ModelSpec& m, const GpuSetup& g) {
+      return history && !history->empty() ? predict_with_history(m, g, f, s.version, *history) : predict(m, g, f, s.version);
+    };
+    auto checked = through_history(compact, s.searcher.margin_setup());
     if (!checked || !checked->starts || checked->max_concurrency + 1e-9 < e.concurrency) continue;
     // Every choice explicit, so the serve command, the Python code and the YAML predict the same.
     f.max_num_seqs = checked->settings.max_num_seqs;
     f.max_num_batched_tokens = checked->settings.max_num_batched_tokens;
-    auto real = predict(s.depth == SearchDepth::full ? s.model : compact, s.gpus, f, s.version);
+    auto real = through_history(s.depth == SearchDepth::full ? s.model : compact, s.gpus);
     if (!real || !real->starts) continue;
     PlannedConfig c;
     c.label = std::move(label);
@@ -375,7 +381,23 @@ Result<Plan> make_plan(const ModelSpec& model, const GpuSetup& gpus, const PlanR
     return make_error(ErrorCode::invalid_argument,
                       "a safety margin of " + plan::gib(margin) + " leaves nothing of the " + plan::gib(free) + " free on each GPU",
                       "--margin-gib");
-  return plan::search(model, gpus, request, version, margin, plan::SearchDepth::full);
+  auto plan = plan::search(model, gpus, request, version, margin, plan::SearchDepth::full);
+  if (!plan || !request.history || request.history->empty()) return plan;
+  // Cite the configurations recorded as failing on this GPU and say why the recommendation differs.
+  auto estimate = predict(model, gpus, VllmFlags{}, version);
+  if (!estimate) return plan;
+  for (const auto& f : failed_configurations(*request.history, setup_key(model, gpus, *estimate))) {
+    std::string line = f.citation();
+    if (plan->recommended) {
+      // The recommendation avoids it: the searched predictions consult the same records.
+      const auto& st = plan->recommended->prediction.settings;
+      line += "; avoided: recommending gpu_memory_utilization=" + util::fixed(st.gpu_memory_utilization, 2) +
+              ", max_num_seqs=" + std::to_string(st.max_num_seqs) + ", max_model_len=" + std::to_string(st.max_model_len) +
+              (st.enforce_eager ? ", enforce_eager" : "") + " (" + plan->recommended->utilization_max_reason + ")";
+    }
+    plan->explanation.push_back(line);
+  }
+  return plan;
 }
 
 }  // namespace headroom

@@ -1,5 +1,7 @@
 #include "plan/searcher.h"
 
+#include "headroom/history.h"
+
 #include <algorithm>
 
 #include "plan/compact_weights.h"
@@ -50,6 +52,8 @@ VllmFlags Searcher::flags_for(Layout layout, const Variant& v, std::int64_t max_
 
 Result<Prediction> Searcher::predict_with_margin(Layout layout, const VllmFlags& flags) {
   ++m_predictions;
+  if (m_history && !m_history->empty())
+    return predict_with_history(m_cache->model_for(layout.pp), m_margin_setup, flags, m_version, *m_history);
   return predict(m_cache->model_for(layout.pp), m_margin_setup, flags, m_version);
 }
 

@@ -74,8 +74,12 @@ class Searcher {
   // highest safe utilization; 0 when none.
   std::int64_t longest_context(Layout layout, const Variant& variant, int concurrency, std::int64_t upper);
 
-  // predict() with the margin taken off (compacted weights).
+  // predict() with the margin taken off (compacted weights), through the history when one is set.
   Result<Prediction> predict_with_margin(Layout layout, const VllmFlags& flags);
+
+  // Consult recorded runs in every prediction (null: none).
+  void set_history(const std::vector<RunRecord>* history) { m_history = history; }
+  const std::vector<RunRecord>* history() const { return m_history; }
 
   const GpuSetup& margin_setup() const { return m_margin_setup; }
   Bytes margin() const { return m_margin; }
@@ -89,6 +93,7 @@ class Searcher {
   Bytes m_margin;
   std::optional<std::string> m_quantization;
   std::shared_ptr<WeightsCache> m_cache;
+  const std::vector<RunRecord>* m_history = nullptr;
   int m_predictions = 0;
 };
 
