@@ -85,8 +85,10 @@ class GpuMemorySource {
   // An empty list when the source has no GPUs to report; errors: unavailable (driver missing).
   virtual Result<std::vector<GpuMemoryReading>> read() = 0;
 };
-// Reports no GPUs (used until a live probe is plugged in, and for remote servers).
+// Reports no GPUs (remote servers).
 std::unique_ptr<GpuMemorySource> make_null_gpu_memory_source();
+// The GPUs of this machine through the live probe (headroom/gpu_probe.h); no GPUs when none is found.
+std::unique_ptr<GpuMemorySource> make_probe_gpu_memory_source();
 
 // ---- What one scrape says -----------------------------------------------------------------------
 

@@ -94,9 +94,10 @@ int run_watch(const Args& args) {
   app.add_option("--color", f.color, "auto, always or never (default auto; NO_COLOR is honoured)");
   ThresholdFlags thresholds;
   add_threshold_flags(app, thresholds);
-  std::string model;
+  std::string model, from_log;
   TargetOptions target;
   app.add_option("--model", model, "the model the server runs (for the KV capacity comparison)")->group("Prediction");
+  app.add_option("--from-log", from_log, "the server's vLLM startup log: compare with the KV cache it logged")->group("Prediction");
   app.add_option("--gpu", target.gpu, "the GPU the server runs on, from the catalogue (e.g. H100)")->group("Prediction");
   app.add_option("--gpus", target.gpus, "GPUs available to the server")->group("Prediction");
   app.add_option("--nodes", target.nodes, "nodes")->group("Prediction");
@@ -108,7 +109,7 @@ int run_watch(const Args& args) {
   split_args(args,
              {"--interval", "--window", "--timeout", "--max-backoff", "--retries", "--count", "--format", "--color",
               "--thresholds", "--max-waiting", "--max-kv-usage", "--max-ttft-p99", "--max-tpot-p99", "--max-preemption-rate",
-              "--max-kv-mismatch", "--model", "--gpu", "--gpus", "--nodes", "--gpu-memory-gib", "--vllm-version"},
+              "--max-kv-mismatch", "--model", "--from-log", "--gpu", "--gpus", "--nodes", "--gpu-memory-gib", "--vllm-version"},
              {"--once", "--help", "-h"}, own, rest);
   auto dashdash = std::find(args.begin(), args.end(), "--");
   if (!rest.empty() && rest.front().rfind("-", 0) != 0 && (dashdash == args.end() || std::find(args.begin(), dashdash, rest.front()) != dashdash)) {
@@ -132,7 +133,10 @@ int run_watch(const Args& args) {
   if (!(f.max_backoff_s > 0)) return print_error(Error{ErrorCode::invalid_argument, "expected seconds above 0", "--max-backoff"}), k_exit_usage;
 
   std::vector<std::string> warnings;
-  auto expectation = watch_expectation(model, target, rest, warnings);
+  auto expectation = from_log.empty() ? watch_expectation(model, target, rest, warnings)
+                                      : watch_expectation_from_log(from_log, warnings).map([](watch::KvCapacityExpectation e) {
+                                          return std::optional<watch::KvCapacityExpectation>(std::move(e));
+                                        });
   for (const auto& w : warnings) print_warning(w);
   if (!expectation) return print_error(expectation.error()), exit_code_for(expectation.error());
 
@@ -151,7 +155,8 @@ int run_watch(const Args& args) {
   watch::CurlClientOptions curl_options;
   curl_options.cancel = &g_stop;
   auto http = watch::make_curl_http_client(curl_options);
-  auto gpus = watch::make_null_gpu_memory_source();  // the live probe is plugged in here
+  // GPU memory only means something when the server runs on this machine.
+  auto gpus = watch::is_local_url(*url) ? watch::make_probe_gpu_memory_source() : watch::make_null_gpu_memory_source();
   watch::WatchSession session(options, *http, watch::system_clock(), *gpus);
 
   bool tty = isatty(STDOUT_FILENO) != 0;

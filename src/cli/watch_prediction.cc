@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+
+#include "headroom/gpu.h"
 #include "headroom/model.h"
+#include "headroom/vllm_log.h"
 #include "headroom/vllm_config.h"
 #include "headroom/vllm_engine.h"
 
@@ -38,6 +42,53 @@ Result<std::optional<watch::KvCapacityExpectation>> watch_expectation(const std:
   std::string setup = fmt::format("{} on {} × {}, vLLM {}", cmd->model, prediction->gpus_used, gpus->gpu.name,
                                   prediction->version.to_string());
   return std::optional<watch::KvCapacityExpectation>(watch::expectation_from(*prediction, setup));
+}
+
+Result<watch::KvCapacityExpectation> watch_expectation_from_log(const std::string& path, std::vector<std::string>& warnings) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, "cannot open the vLLM log", path);
+  VllmLogParser parser;
+  std::string line;
+  while (std::getline(in, line)) parser.feed(line);
+  const LoggedRun& run = parser.run();
+  const int block_size = run.flags.block_size.value_or(16);
+  const std::string what = run.model.empty() ? path : run.model + " (" + path + ")";
+  if (run.num_gpu_blocks && *run.num_gpu_blocks > 0) {
+    watch::KvCapacityExpectation e;
+    e.num_gpu_blocks = *run.num_gpu_blocks;
+    e.block_size = block_size;
+    e.setup = "blocks vLLM logged at startup for " + what;
+    return e;
+  }
+  if (run.kv_tokens && *run.kv_tokens > 0) {
+    // "GPU KV cache size: N tokens" is blocks × block size for one KV cache group.
+    watch::KvCapacityExpectation e;
+    e.num_gpu_blocks = *run.kv_tokens / block_size;
+    e.block_size = block_size;
+    e.setup = "KV cache size vLLM logged at startup for " + what;
+    return e;
+  }
+  if (run.model.empty() || !run.total_gib)
+    return make_error(ErrorCode::invalid_argument,
+                      "the log names neither its KV cache blocks nor the model and GPU memory to predict them", path);
+  auto spec = load_model(run.model);
+  if (!spec) return tl::unexpected(spec.error());
+  GpuSetup gpus;
+  gpus.gpu = custom_gpu(*run.total_gib);
+  const auto& f = run.flags;
+  gpus.count = f.tensor_parallel_size.value_or(1) * f.pipeline_parallel_size.value_or(1) * f.data_parallel_size.value_or(1);
+  MeasuredTerms measured;
+  auto bytes = [](const std::optional<double>& gib) { return gib ? std::optional<Bytes>(from_gib(*gib)) : std::nullopt; };
+  measured.weights = bytes(run.weights_gib);
+  measured.activation_peak = bytes(run.activation_peak_gib);
+  measured.non_torch = bytes(run.non_torch_gib);
+  measured.source = "measured in " + path;
+  PredictOptions options;
+  options.measured = measured;
+  auto prediction = predict(*spec, gpus, run.flags, run.version.value_or(VllmVersion::newest_modelled()), options);
+  if (!prediction) return tl::unexpected(prediction.error());
+  for (const auto& w : prediction->warnings) warnings.push_back(w);
+  return watch::expectation_from(*prediction, "predicted from " + what);
 }
 
 }  // namespace headroom::cli

@@ -18,4 +18,10 @@ Result<std::optional<watch::KvCapacityExpectation>> watch_expectation(const std:
                                                                       const Args& vllm_args,
                                                                       std::vector<std::string>& warnings);
 
+// The expectation from a vLLM startup log of the server (--from-log): the blocks vLLM logged
+// ("GPU KV cache size" / num_gpu_blocks), else a prediction for the model, flags and GPU memory the
+// log names, with the terms it measured. Errors: not_found for a missing file; invalid_argument
+// when the log names neither its KV cache nor the model and GPU memory.
+Result<watch::KvCapacityExpectation> watch_expectation_from_log(const std::string& path, std::vector<std::string>& warnings);
+
 }  // namespace headroom::cli

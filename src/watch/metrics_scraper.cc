@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "headroom/watch.h"
+#include "headroom/gpu_probe.h"
 #include "util/strings.h"
 
 namespace headroom::watch {
@@ -32,7 +33,25 @@ class NullGpuMemorySource final : public GpuMemorySource {
   Result<std::vector<GpuMemoryReading>> read() override { return std::vector<GpuMemoryReading>{}; }
 };
 
+class ProbeGpuMemorySource final : public GpuMemorySource {
+ public:
+  Result<std::vector<GpuMemoryReading>> read() override {
+    std::vector<GpuMemoryReading> out;
+    auto inventory = probe_gpus();
+    if (!inventory) {
+      // No driver or no GPU here: nothing to show, not a failure of the watch.
+      if (inventory.error().code == ErrorCode::unavailable) return out;
+      return tl::unexpected(inventory.error());
+    }
+    for (const LiveGpu* g : usable_gpus(*inventory))
+      out.push_back({g->index, g->name, g->used_bytes, g->total_bytes});
+    return out;
+  }
+};
+
 }  // namespace
+
+std::unique_ptr<GpuMemorySource> make_probe_gpu_memory_source() { return std::make_unique<ProbeGpuMemorySource>(); }
 
 Clock& system_clock() {
   static SystemClock clock;

@@ -54,6 +54,23 @@ for v in vllm-0.4.3 vllm-0.6.3 vllm-0.8.5 vllm-0.11.0 vllm-malformed; do
   fi
 done
 
+# --from-log: the KV cache a startup log recorded (126,256 tokens = 7,891 blocks of 16) against the
+# live cache_config_info of the 0.6.3 page (29,067 blocks): a mismatch alert.
+timeout 30 "$bin" watch "$base/vllm-0.6.3/metrics" --once --interval 0 --format json \
+  --from-log "$src/tests/data/logs/v1_startup_ok.log" >"$tmp/fromlog.json" 2>"$tmp/fromlog.err"
+python3 - "$tmp/fromlog.json" <<'PY' || fail "--from-log: $(cat "$tmp/fromlog.err")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+kv = j.get("kv_capacity") or {}
+assert kv.get("predicted_blocks") == 7891, kv
+assert kv.get("live_blocks") == 29067, kv
+assert kv.get("mismatch") is True, kv
+assert any("kv" in (a.get("id", "") + a.get("name", "")).lower() for a in j.get("alerts", [])), j.get("alerts")
+PY
+"$bin" watch "$base/vllm-0.6.3/metrics" --once --interval 0 --from-log "$tmp/no-such.log" >/dev/null 2>"$tmp/nolog.err"
+[ "$?" -eq 1 ] || fail "--from-log with a missing file should exit 1"
+grep -q "cannot open the vLLM log" "$tmp/nolog.err" || fail "--from-log missing file message: $(cat "$tmp/nolog.err")"
+
 # Alerts make --once exit 3: the 0.8.5 page has 64 requests waiting and a 97% full KV cache.
 timeout 30 "$bin" watch "$base/vllm-0.8.5/metrics" --once --interval 0 >"$tmp/alerts.out" 2>&1
 rc=$?
