@@ -236,7 +236,11 @@ ModelSpec helper_model(int layers, std::int64_t max_position_embeddings) {
   return m;
 }
 
-GpuSetup big_gpu() { return GpuSetup{custom_gpu(80.0), 1, 1, std::nullopt, {}}; }
+GpuSetup big_gpu() {
+  GpuSetup g;
+  g.gpu = custom_gpu(80.0);
+  return g;
+}
 
 Prediction predict_ok(const ModelSpec& m, const VllmFlags& f, VllmVersion v = VllmVersion::newest_modelled()) {
   auto p = predict(m, big_gpu(), f, v);
