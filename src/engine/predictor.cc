@@ -373,6 +373,14 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   if (v1 && version >= VllmVersion{0, 9, 1} && free_at_start < m.budget) {
     std::string msg = engine::startup_free_memory_message(version, free_at_start, total, s.gpu_memory_utilization, m.budget);
     fail(Failure{"startup_free_memory_insufficient", "startup-free-memory-check", msg, {}});
+    // What to do: the highest utilization the free memory allows, or free the memory others hold.
+    const double max_util = std::floor(static_cast<double>(free_at_start) / static_cast<double>(total) * 100.0) / 100.0;
+    std::string todo = "to pass the startup check, lower --gpu-memory-utilization to at most " + util::fixed(max_util, 2) +
+                       " (" + gib(free_at_start) + " free when vLLM starts)";
+    if (other_processes > 0)
+      todo += ", or stop what holds " + gib(other_processes) +
+              " on the GPU (listed below; headroom never stops processes itself)";
+    p.notes.push_back(todo);
   }
   const Bytes usable = total - m.baseline - other_processes;
   if (w.weights > usable) {
