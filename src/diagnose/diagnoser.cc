@@ -234,7 +234,8 @@ struct Diagnoser::Impl {
     // A request added just before the failure is being prefilled.
     bool added = evidence_line[ev_runtime] > 0 && line - evidence_line[ev_runtime] <= 60 &&
                  regexes[static_cast<std::size_t>(evidence_pattern[ev_runtime])].find("Added request") != std::string::npos;
-    return added || parser.run().stage_line > 0 && line - parser.run().stage_line <= 60 ? "runtime-prefill" : "runtime-decode";
+    const bool near_startup = parser.run().stage_line > 0 && line - parser.run().stage_line <= 60;
+    return (added || near_startup) ? "runtime-prefill" : "runtime-decode";
   }
 
   void add_signature(std::int64_t line_number, std::string_view raw, int id, const std::vector<PatternRef>& sig_refs) {

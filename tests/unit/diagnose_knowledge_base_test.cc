@@ -35,8 +35,11 @@ TEST(KnowledgeBase, BuiltinCoversTheTaxonomy) {
 TEST(KnowledgeBase, LookAlikesAreNotOutOfMemory) {
   auto kb = KnowledgeBase::builtin();
   ASSERT_TRUE(kb);
-  for (const auto& r : kb->records())
-    if (r.look_alike) EXPECT_FALSE(r.out_of_memory) << r.id;
+  for (const auto& r : kb->records()) {
+    if (r.look_alike) {
+      EXPECT_FALSE(r.out_of_memory) << r.id;
+    }
+  }
   EXPECT_TRUE(kb->find("nccl_error")->look_alike);
 }
 
