@@ -415,6 +415,18 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     }
   }
   capacity(s.max_model_len);
+  // Hybrid Mamba models: each decode sequence needs its own state block, and FULL decode graphs
+  // are captured up to max_num_seqs (config/compilation.py resolve_cudagraph_mode_and_sizes, 2026).
+  if (state_model && v1 && version >= VllmVersion{0, 18} && !s.enforce_eager && p.num_gpu_blocks > 0 &&
+      s.max_num_seqs > p.num_gpu_blocks) {
+    fail(Failure{"mamba_cache_blocks_insufficient", "kv-cache-alloc",
+                 "max_num_seqs (" + std::to_string(s.max_num_seqs) + ") exceeds available Mamba cache blocks (" +
+                     std::to_string(p.num_gpu_blocks) +
+                     "). Each decode sequence requires one Mamba cache block, so CUDA graph capture cannot proceed. Please "
+                     "lower max_num_seqs to at most " + std::to_string(p.num_gpu_blocks) +
+                     " or increase gpu_memory_utilization.",
+                 {}});
+  }
   if (!v1 && !p.failure && p.kv_cache_tokens < s.max_model_len) {
     fail(Failure{"kv_cache_insufficient", "kv-cache-alloc", engine::v0_max_len_message(s.max_model_len, p.kv_cache_tokens),
                  p.largest_fitting_max_model_len});

@@ -267,3 +267,32 @@ TEST(Predictor, EnforceEagerHasNoGraphEstimate) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+// Hybrid Mamba models need one state block per decode sequence (vLLM's check before graph capture).
+TEST(PredictorHybrid, MaxNumSeqsAboveMambaBlocksFails) {
+  auto model = catalog_model("nvidia/Nemotron-H-56B-Base-8K");
+  ASSERT_TRUE(model) << model.error().to_string();
+  GpuSetup gpus;
+  gpus.gpu = custom_gpu(140.0);
+  VllmFlags flags;
+  flags.max_model_len = 8192;
+  flags.max_num_seqs = 1024;
+  flags.kv_cache_memory_bytes = 2LL << 30;  // a small KV pool: fewer blocks than sequences
+  auto p = predict(*model, gpus, flags, VllmVersion{0, 19});
+  ASSERT_TRUE(p) << p.error().to_string();
+  ASSERT_TRUE(p->failure.has_value());
+  EXPECT_EQ(p->failure->error_class, "mamba_cache_blocks_insufficient");
+  EXPECT_NE(p->failure->message.find("max_num_seqs (1024) exceeds available Mamba cache blocks (" +
+                                     std::to_string(p->num_gpu_blocks) + ")"),
+            std::string::npos);
+  flags.max_num_seqs = static_cast<int>(p->num_gpu_blocks);
+  auto ok = predict(*model, gpus, flags, VllmVersion{0, 19});
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->starts) << (ok->failure ? ok->failure->message : "");
+}
+
+}  // namespace
+}  // namespace headroom
