@@ -51,18 +51,5 @@ Result<watch::AlertThresholds> resolve_thresholds(const ThresholdFlags& flags) {
   return out;
 }
 
-std::optional<int> parse_args(CLI::App& app, const Args& args) {
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    std::cout << app.help();
-    return k_exit_ok;
-  } catch (const CLI::ParseError& e) {
-    print_error(app.get_name() + ": " + e.what());
-    return k_exit_usage;
-  }
-  return std::nullopt;
-}
 
 }  // namespace headroom::cli

@@ -24,8 +24,5 @@ void add_threshold_flags(CLI::App& app, ThresholdFlags& flags);
 // The thresholds after parsing: the file's values, then the flags given on the command line.
 Result<watch::AlertThresholds> resolve_thresholds(const ThresholdFlags& flags);
 
-// Parses `args` with CLI11. Returns an exit code when the command should stop here (--help: 0 with
-// the help on stdout; a usage error: 2 with "headroom: error: ..." on stderr), nullopt otherwise.
-std::optional<int> parse_args(CLI::App& app, const Args& args);
 
 }  // namespace headroom::cli

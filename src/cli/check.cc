@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "cli/target_options.h"
 #include "headroom/history.h"
@@ -76,13 +77,7 @@ int run_check(const Args& args) {
   app.add_option("--color", color_text);
   app.add_option("--db", db);
   app.add_flag("--no-history", no_history);
-  try {
-    std::vector<std::string> reversed(own.rbegin(), own.rend());
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    print_error(std::string(e.what()));
-    return k_exit_usage;
-  }
+  if (auto rc = parse_or_exit(app, own, "check")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
   auto color = parse_color(color_text);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "headroom/diagnose.h"
 #include "util/strings.h"
@@ -93,16 +94,7 @@ int run_diagnose(const Args& args) {
   app.add_option("--format", format_text, "text or json");
   app.add_option("--color", color_text, "auto, always or never");
   app.add_option("--gpus", gpus, "GPUs available, for tensor-parallel suggestions");
-  std::vector<std::string> argv(args.rbegin(), args.rend());
-  try {
-    app.parse(argv);
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    return k_exit_ok;
-  } catch (const CLI::ParseError& e) {
-    print_error(std::string("diagnose: ") + e.what());
-    return k_exit_usage;
-  }
+  if (auto rc = parse_or_exit(app, args, "diagnose")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
   auto color = parse_color(color_text);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "headroom/gpu.h"
 #include "headroom/gpu_probe.h"
@@ -147,13 +148,7 @@ int run_gpus(const Args& args) {
   bool catalog = false;
   app.add_option("--format", format_text, "output format: text or json");
   app.add_flag("--catalog", catalog, "list the built-in GPU catalogue (names for --gpu) instead of live GPUs");
-  try {
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? k_exit_ok : k_exit_usage;
-  }
+  if (auto rc = parse_or_exit(app, args, "gpus")) return *rc;
   auto format = parse_format(format_text);
   if (!format) {
     print_error(format.error());

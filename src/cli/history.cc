@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "headroom/history.h"
 #include "util/strings.h"
@@ -92,13 +93,7 @@ int run_history(const Args& args) {
   app.add_option("--format", format_text);
   app.add_option("-o,--output", output);
   app.add_option("ARGS", positional);
-  std::vector<std::string> argv(args.rbegin(), args.rend() - 1);
-  try {
-    app.parse(argv);
-  } catch (const CLI::ParseError& e) {
-    print_error(std::string("history: ") + e.what());
-    return k_exit_usage;
-  }
+  if (auto rc = parse_or_exit(app, Args(args.begin() + 1, args.end()), "history")) return *rc;
   const std::vector<std::string> actions = {"list", "show", "export", "import", "forget"};
   if (std::find(actions.begin(), actions.end(), action) == actions.end()) {
     auto close = util::closest_matches(action, actions);

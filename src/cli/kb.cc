@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "headroom/diagnose.h"
 #include "headroom/knowledge_base.h"
@@ -45,16 +46,7 @@ int run_kb(const Args& args) {
   auto* validate = app.add_subcommand("validate", "check every record of a directory");
   validate->add_option("DIR", dir, "directory of *.json records")->required();
   auto* patterns = app.add_subcommand("patterns", "print every regex the log scanner matches, one per line");
-  std::vector<std::string> argv(args.rbegin(), args.rend());
-  try {
-    app.parse(argv);
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    return k_exit_ok;
-  } catch (const CLI::ParseError& e) {
-    print_error(std::string("kb: ") + e.what());
-    return k_exit_usage;
-  }
+  if (auto rc = parse_or_exit(app, args, "kb")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
 

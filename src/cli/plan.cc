@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "cli/target_options.h"
 #include "headroom/model.h"
@@ -91,12 +92,7 @@ int run_plan(const Args& args) {
   app.add_flag("--no-history", no_history);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
-  try {
-    app.parse(Args(args.rbegin(), args.rend()));
-  } catch (const CLI::ParseError& e) {
-    print_error(std::string(e.what()));
-    return k_exit_usage;
-  }
+  if (auto rc = parse_or_exit(app, args, "plan")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
   auto color = parse_color(color_text);

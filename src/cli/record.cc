@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "headroom/history.h"
 #include "headroom/knowledge_base.h"
@@ -23,16 +24,7 @@ int run_record(const Args& args) {
   app.add_option("--outcome", outcome_text, "ok or failed (default: from the log)");
   app.add_option("--db", db, "history database: SQLite file or postgresql:// URL");
   app.add_option("--format", format_text, "text or json");
-  std::vector<std::string> argv(args.rbegin(), args.rend());
-  try {
-    app.parse(argv);
-  } catch (const CLI::CallForHelp&) {
-    std::printf("%s", app.help().c_str());
-    return k_exit_ok;
-  } catch (const CLI::ParseError& e) {
-    print_error(std::string("record: ") + e.what());
-    return k_exit_usage;
-  }
+  if (auto rc = parse_or_exit(app, args, "record")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
   std::optional<RunOutcome> outcome;

@@ -3,6 +3,7 @@
 
 #include "cli/alert_flags.h"
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 
 namespace headroom::cli {
@@ -18,7 +19,7 @@ int run_rules(const Args& args) {
   app.add_option("--window", options.rate_window, "range of rate() and the latency quantiles (default 5m)");
   app.add_option("--selector", options.selector, "label matchers added to every series, e.g. 'job=\"vllm\"'");
   app.add_option("--group", options.group_name, "name of the rule group (default headroom-vllm)");
-  if (auto code = parse_args(app, args)) return *code;
+  if (auto code = parse_or_exit(app, args, "rules")) return *code;
 
   auto values = resolve_thresholds(thresholds);
   if (!values) {

@@ -10,6 +10,7 @@
 
 #include "cli/alert_flags.h"
 #include "cli/cli_common.h"
+#include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "cli/target_options.h"
 #include "cli/watch_prediction.h"
@@ -116,7 +117,7 @@ int run_watch(const Args& args) {
     own.push_back(rest.front());  // the URL
     rest.erase(rest.begin());
   }
-  if (auto code = parse_args(app, own)) return *code;
+  if (auto code = parse_or_exit(app, own, "watch")) return *code;
 
   auto format = parse_format(f.format);
   if (!format) return print_error(format.error()), k_exit_usage;
