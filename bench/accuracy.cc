@@ -277,6 +277,7 @@ int main(int argc, char** argv) {
       f["weights_bytes"] = p->stages.empty() ? p->memory.weights : p->stages.front().weights;
       f["last_stage_has_sampler"] = pp == 1;
       f["layers_per_stage"] = (model->num_layers + pp - 1) / pp;
+      f["hidden_size"] = model->hidden_size;
       f["moe"] = model->moe.has_value();
       f["enforce_eager"] = p->settings.enforce_eager;
       f["num_graph_sizes"] = static_cast<int>(engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs,

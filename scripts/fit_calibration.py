@@ -8,7 +8,7 @@ The engine computes everything derivable (weights, pages, blocks); this script f
 vLLM measures at startup, each as a model of how it depends on the inputs:
   activation A = max(forward, c_sampler(era) * R * V) + k_moe * moe_workspace
   non-torch  N = median per (era, parallel layout)
-  graphs     G = g0 + g1 * layers * sizes/51 + g2 * [MoE]   (least squares)
+  graphs     G = (g0 * hidden/1024 + g1 * layers) * sizes/51 + g2 * [MoE]   (least squares)
 Rows are grouped by mechanism, never keyed by model. Prints the fit and, with --write, the header.
 """
 import json
@@ -102,10 +102,11 @@ def main():
         g = r.get("observed_cuda_graph_gib")
         if g is None or g <= 0 or r["enforce_eager"] or era_key(r["version"]) != "v1_0.17_plus":
             continue
-        xs.append([1.0, r["layers_per_stage"] * r["num_graph_sizes"] / 51.0, 1.0 if r["moe"] else 0.0])
+        scale = r["num_graph_sizes"] / 51.0
+        xs.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, 1.0 if r["moe"] else 0.0])
         ys.append(g)
-    coef = least_squares(xs, ys) if len(xs) >= 3 else [0.45, 0.0125, 0.4]
-    print(f"graphs: base {coef[0]:.3f} GiB + {coef[1]:.4f} GiB/layer + MoE {coef[2]:.3f} GiB  n={len(xs)}")
+    coef = least_squares(xs, ys) if len(xs) >= 3 else [0.09, 0.0175, 0.4]
+    print(f"graphs: {coef[0]:.4f} GiB per 1024 hidden + {coef[1]:.4f} GiB/layer (x sizes/51) + MoE {coef[2]:.3f} GiB  n={len(xs)}")
 
     if write:
         with open(write, "w") as f:
@@ -189,9 +190,10 @@ inline const NonTorchEra& non_torch_era(const VllmVersion& v) {{
 inline constexpr double k_baseline_context_gib = 0.5;
 inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 
-// CUDA graph memory ("Graph capturing finished ... took X GiB") = base + per-layer x sizes/51 + MoE,
-// least squares on {n_g} v0.17+ rows.
-inline constexpr double k_graph_base_gib = {g[0]:.3f};
+// CUDA graph memory ("Graph capturing finished ... took X GiB") =
+//   (per-1024-hidden x hidden/1024 + per-layer x layers) x sizes/51 + MoE,
+// least squares on {n_g} v0.17+ rows (no intercept: a tiny model captures tiny graphs).
+inline constexpr double k_graph_per_1024_hidden_gib = {g[0]:.4f};
 inline constexpr double k_graph_per_layer_gib = {g[1]:.4f};
 inline constexpr double k_graph_moe_extra_gib = {g[2]:.3f};
 

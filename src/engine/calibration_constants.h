@@ -29,7 +29,7 @@ struct NonTorchEra {
 };
 
 // Non-torch memory increase (N) by era and layout, medians:
-//   before v0.18: single GPU 0.13 (n=12), TP>1 0.55 (n=2), PP>1 0.07 (n=0);
+//   before v0.18: single GPU 0.13 (n=11), TP>1 0.55 (n=2), PP>1 0.07 (n=0);
 //   v0.18 onward: single GPU 0.25 (n=31), TP>1 2.13 (n=2), PP>1 0.07 (n=2).
 // Layouts without rows take the other era's value.
 inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
@@ -43,10 +43,11 @@ inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
 inline constexpr double k_baseline_context_gib = 0.5;
 inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 
-// CUDA graph memory ("Graph capturing finished ... took X GiB") = base + per-layer x sizes/51 + MoE,
-// least squares on 34 v0.17+ rows.
-inline constexpr double k_graph_base_gib = 0.496;
-inline constexpr double k_graph_per_layer_gib = 0.0124;
-inline constexpr double k_graph_moe_extra_gib = 0.366;
+// CUDA graph memory ("Graph capturing finished ... took X GiB") =
+//   (per-1024-hidden x hidden/1024 + per-layer x layers) x sizes/51 + MoE,
+// least squares on 34 v0.17+ rows (no intercept: a tiny model captures tiny graphs).
+inline constexpr double k_graph_per_1024_hidden_gib = 0.1161;
+inline constexpr double k_graph_per_layer_gib = 0.0127;
+inline constexpr double k_graph_moe_extra_gib = 0.502;
 
 }  // namespace headroom::engine

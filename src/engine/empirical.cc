@@ -68,10 +68,11 @@ Bytes estimate_baseline(int tp, int pp) {
 
 Bytes estimate_cuda_graph(const ModelSpec& model, int num_capture_sizes, int stage_layers, int tp) {
   if (num_capture_sizes <= 0) return 0;
-  // Piecewise graphs split at every attention layer, so graph memory grows with layers; the
-  // per-graph pool also grows with the number of captured batch sizes.
+  // Piecewise graphs split at every attention layer, so graph memory grows with the layers; the
+  // static buffers of the largest captured batch grow with the hidden size; both scale with the
+  // number of captured batch sizes.
   const double scale = static_cast<double>(num_capture_sizes) / 51.0;
-  double gib = k_graph_base_gib + k_graph_per_layer_gib * stage_layers * scale;
+  double gib = (k_graph_per_1024_hidden_gib * model.hidden_size / 1024.0 + k_graph_per_layer_gib * stage_layers) * scale;
   if (model.moe) gib += k_graph_moe_extra_gib;
   return from_gib(gib);
 }

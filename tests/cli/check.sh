@@ -50,6 +50,44 @@ check_no_stdout() { [ -s "$tmp/$1.out" ] && fail "$1: printed on stdout"; }
 llama8b=meta-llama/Llama-3.1-8B-Instruct
 v=(--vllm-version 0.19.0)
 
+# ---- a local folder with safetensors: weights are exact, read from the headers ----
+mkdir -p "$tmp/tiny"
+cat >"$tmp/tiny/config.json" <<'JSON'
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+ "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024,
+ "max_position_embeddings": 4096, "torch_dtype": "bfloat16", "tie_word_embeddings": false}
+JSON
+python3 - "$tmp/tiny/model.safetensors" <<'PY'
+import json, struct, sys
+shapes = {"model.embed_tokens.weight": [1024, 256], "lm_head.weight": [1024, 256], "model.norm.weight": [256]}
+for i in range(2):
+    p = f"model.layers.{i}."
+    shapes.update({p + "self_attn.q_proj.weight": [256, 256], p + "self_attn.k_proj.weight": [128, 256],
+                   p + "self_attn.v_proj.weight": [128, 256], p + "self_attn.o_proj.weight": [256, 256],
+                   p + "mlp.gate_proj.weight": [512, 256], p + "mlp.up_proj.weight": [512, 256],
+                   p + "mlp.down_proj.weight": [256, 512], p + "input_layernorm.weight": [256],
+                   p + "post_attention_layernorm.weight": [256]})
+header, offset = {}, 0
+for name, shape in shapes.items():
+    n = 2
+    for d in shape: n *= d
+    header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + n]}
+    offset += n
+blob = json.dumps(header).encode()
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<Q", len(blob)) + blob + bytes(offset))
+PY
+run local_folder 0 "$tmp/tiny" --gpu-memory-gib 8 --format json "${v[@]}"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["model"]["source"] == "local folder", j["model"]
+assert j["sources"]["weights"] == "exact (safetensors headers)", j["sources"]
+# 2 × 1024 × 256 + 256 + 2 × (256² + 2·128·256 + 256² + 3·512·256 + 2·256) parameters, bf16
+assert j["model"]["weights_bytes"] == 2 * (2*1024*256 + 256 + 2*(256*256 + 2*128*256 + 256*256 + 3*512*256 + 2*256)), j["model"]
+assert j["outcome"] == "ok", j["failure"]
+' "$tmp/local_folder.out" || fail "local_folder: $(head -c 400 "$tmp/local_folder.out")"
+
 # ---- predictions (golden) ----
 run dense_h100 0 "$llama8b" --gpu H100 --max-model-len 32768 --color never "${v[@]}"
 check_golden dense_h100 dense_h100.txt
