@@ -270,7 +270,9 @@ int main(int argc, char** argv) {
       ai.max_num_seqs = p->settings.max_num_seqs;
       ai.max_num_batched_tokens = p->settings.max_num_batched_tokens;
       ai.dtype_bytes = p->settings.dtype == "float32" ? 4 : 2;
+      ai.multimodal = engine::is_multimodal(*model);
       auto act = engine::estimate_activation(*model, *version, ai);
+      f["encoder_bytes"] = act.encoder;
       f["forward_bytes"] = act.forward;
       f["moe_bytes_unit"] = engine::k_moe_workspace_factor > 0 ? static_cast<double>(act.moe) / engine::k_moe_workspace_factor : 0.0;
       f["budget_bytes"] = p->memory.budget;

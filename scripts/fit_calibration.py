@@ -6,7 +6,7 @@
 
 The engine computes everything derivable (weights, pages, blocks); this script fits only the terms
 vLLM measures at startup, each as a model of how it depends on the inputs:
-  activation A = max(forward, c_sampler(era) * R * V) + k_moe * moe_workspace
+  activation A = max(forward, c_sampler(era) * R * V) + k_moe * moe_workspace + encoder cache
   non-torch  N = median per (era, parallel layout)
   graphs     G = (g0 * hidden/1024 + g1 * layers) * sizes/51 + g2 * [MoE]   (least squares)
 Rows are grouped by mechanism, never keyed by model. Prints the fit and, with --write, the header.
@@ -57,7 +57,7 @@ def main():
             a = (r["budget_bytes"] - r["weights_bytes"]) / GIB - 0.13 * (1 if r["tp"] == 1 else 4) - kv
         if r["moe"]:
             continue
-        a_bytes = a * GIB
+        a_bytes = a * GIB - r.get("encoder_bytes", 0)
         if a_bytes < 1.3 * r["forward_bytes"]:
             continue  # forward-dominated: says nothing about the sampler
         sampler.setdefault(era_key(r["version"]), []).append(
@@ -76,7 +76,7 @@ def main():
         a = r.get("observed_activation_peak_gib")
         if not r["moe"] or a is None or r["moe_bytes_unit"] <= 0 or era_key(r["version"]) != "v1_0.17_plus":
             continue
-        dense = max(r["forward_bytes"], c_new * r["requests"] * r["vocab_padded"])
+        dense = max(r["forward_bytes"], c_new * r["requests"] * r["vocab_padded"]) + r.get("encoder_bytes", 0)
         moe_ratios.append((a * GIB - dense) / r["moe_bytes_unit"])
     k_moe = round(statistics.median(moe_ratios), 2) if moe_ratios else 0.8
     print(f"moe workspace factor: {k_moe}  n={len(moe_ratios)}")

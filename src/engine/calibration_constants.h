@@ -11,16 +11,16 @@ namespace headroom::engine {
 //   V0 and v0.11-v0.16 (top-k/top-p through a full sort of fp32 logits): 38.9 (median of 10 rows);
 //   v0.8-v0.10 (FlashInfer top-k/top-p sampling kernels, no sort): 12.5 (median of 3 rows,
 //     activation derived from the KV size because those logs do not print it);
-//   v0.17 onward (sampler rewritten without the sort path): 15.5 (median of 28 rows).
+//   v0.17 onward (sampler rewritten without the sort path): 15.4 (median of 28 rows).
 inline double sampler_bytes_per_logit(const VllmVersion& v) {
-  if (v >= VllmVersion{0, 17}) return 15.5;
+  if (v >= VllmVersion{0, 17}) return 15.4;
   if (v >= VllmVersion{0, 8} && v < VllmVersion{0, 11}) return 12.5;
   return 38.9;
 }
 
 // Fraction of the fused-MoE intermediate caches that stays in the activation peak (median of
 // 3 MoE rows of v0.17+).
-inline constexpr double k_moe_workspace_factor = 0.82;
+inline constexpr double k_moe_workspace_factor = 0.84;
 
 struct NonTorchEra {
   double single_gpu_gib;

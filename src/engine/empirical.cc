@@ -45,10 +45,23 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
     out.moe = static_cast<Bytes>(k_moe_workspace_factor * tokens * std::max(1, model.moe->experts_per_token) * width *
                                  in.dtype_bytes);
   }
+  if (in.multimodal) {
+    // gpu_model_runner.py profile_run encodes dummy items first and keeps their outputs in the
+    // encoder cache for the rest of the run; its budget defaults to max_num_batched_tokens
+    // embeddings of the language model's hidden size (multimodal/encoder_budget.py).
+    out.encoder = static_cast<Bytes>(tokens * model.hidden_size * in.dtype_bytes);
+  }
   // The forward pass and the sampler run one after the other: the peak is the larger of the two,
-  // plus the fused-MoE workspace that stays cached across them.
-  out.total = std::max(out.forward, out.sampler) + out.moe;
+  // plus what stays allocated across them (the fused-MoE workspace, the encoder cache).
+  out.total = std::max(out.forward, out.sampler) + out.moe + out.encoder;
   return out;
+}
+
+bool is_multimodal(const ModelSpec& model) {
+  if (model.vision) return true;
+  const std::string& a = model.architecture;
+  return a.find("ForConditionalGeneration") != std::string::npos || a.find("VL") != std::string::npos ||
+         a.find("Vision") != std::string::npos || a.find("Llava") != std::string::npos;
 }
 
 Bytes estimate_non_torch(const VllmVersion& version, int tp, int pp) {

@@ -20,6 +20,7 @@ struct ActivationInputs {
   double dtype_bytes = 2;
   bool last_pp_stage = true;
   int stage_layers = 0;
+  bool multimodal = false;  // the profile run encodes dummy images first (first PP stage)
 };
 
 struct ActivationEstimate {
@@ -27,7 +28,12 @@ struct ActivationEstimate {
   Bytes sampler = 0;   // [R, vocab] logits and the top-k/top-p sort path
   Bytes forward = 0;   // dense MLP / attention projections of the dummy forward
   Bytes moe = 0;       // fused-MoE intermediate caches
+  Bytes encoder = 0;   // multimodal encoder outputs kept in the encoder cache during the profile run
 };
+
+// Whether vLLM treats the model as multimodal (it profiles the encoder): a vision tower in the
+// config, or an architecture registered as one (…ForConditionalGeneration, VL, Vision, Llava).
+bool is_multimodal(const ModelSpec& model);
 
 // Torch peak increase during the profile run (A).
 ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion& version, const ActivationInputs& in);

@@ -254,6 +254,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     ai.dtype_bytes = model_bytes;
     ai.last_pp_stage = st == pp - 1;
     ai.stage_layers = sw.end_layer - sw.first_layer;
+    ai.multimodal = st == 0 && engine::is_multimodal(model);
     auto act = engine::estimate_activation(model, version, ai);
     r.activation = act.total;
     r.sampler = act.sampler;
