@@ -104,16 +104,8 @@ int run_check(const Args& args) {
   if (!gpus) return print_error(gpus.error()), exit_code_for(gpus.error());
   for (const auto& w : warnings) print_warning(w);
 
-  // The run history: a missing database is not an error and is not created; an unreadable one is
-  // a warning.
-  std::vector<RunRecord> records;
   std::string history_location;
-  if (!no_history) {
-    history_location = default_history_location(db);
-    auto read = read_history(history_location);
-    if (read) records = std::move(*read);
-    else print_warning("run history not used: " + read.error().to_string());
-  }
+  std::vector<RunRecord> records = read_history_or_warn(db, no_history, &history_location);
   HistoryAdvice advice;
   auto prediction = predict_with_history(*model, *gpus, cmd->flags, *version, records, &advice);
   if (!prediction) return print_error(prediction.error()), exit_code_for(prediction.error());

@@ -137,14 +137,7 @@ int run_plan(const Args& args) {
   request.allow_fp8_kv = allow_fp8_kv;
   request.allow_eager = allow_eager;
   if (margin_gib) request.safety_margin_bytes = from_gib(*margin_gib);
-  // The run history: measured terms and recorded failures. A missing database is not created; an
-  // unreadable one is a warning.
-  std::vector<RunRecord> records;
-  if (!no_history) {
-    auto read = read_history(default_history_location(db));
-    if (read) records = std::move(*read);
-    else print_warning("run history not used: " + read.error().to_string());
-  }
+  std::vector<RunRecord> records = read_history_or_warn(db, no_history);
   request.history = &records;
   auto plan = make_plan(*model, *gpus, request, *version);
   if (!plan) return print_error(plan.error()), exit_code_for(plan.error());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/cli_common.h"
 #include "headroom/gpu.h"
 #include "headroom/gpu_probe.h"
 
@@ -73,6 +74,19 @@ Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vect
       setup.memory_holders.push_back("other processes hold " + std::to_string(*o.used_gib).substr(0, 4) + " GiB on each GPU (--used-gib)");
   }
   return setup;
+}
+
+std::vector<RunRecord> read_history_or_warn(const std::string& db, bool no_history, std::string* location) {
+  if (location) location->clear();
+  if (no_history) return {};
+  std::string where = default_history_location(db);
+  if (location) *location = where;
+  auto read = read_history(where);
+  if (!read) {
+    print_warning("run history not used: " + read.error().to_string());
+    return {};
+  }
+  return std::move(*read);
 }
 
 Result<VllmVersion> resolve_version(const TargetOptions& o) {

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "headroom/error.h"
+#include "headroom/history.h"
 #include "headroom/vllm_engine.h"
 #include "headroom/vllm_version.h"
 
@@ -34,5 +35,10 @@ void split_args(const Args& args, const std::vector<std::string>& own_value_flag
 Result<GpuSetup> resolve_gpu_setup(const TargetOptions& options, int needed, std::vector<std::string>& warnings);
 
 Result<VllmVersion> resolve_version(const TargetOptions& options);
+
+// The run history for check and plan: the records at --db / $HEADROOM_DB / the default location,
+// none with --no-history. A missing database is not an error and is not created; an unreadable one
+// is a warning on stderr. `location` receives where it looked ("" with --no-history).
+std::vector<RunRecord> read_history_or_warn(const std::string& db, bool no_history, std::string* location = nullptr);
 
 }  // namespace headroom::cli
