@@ -46,11 +46,9 @@ KvLayers build_kv_layers(const ModelSpec& model, const KvLayerInputs& in) {
   // Hybrid Mamba models: the attention block is raised until its page holds one Mamba state
   // (platforms/interface.py _align_hybrid_block_size).
   Bytes mamba_page = 0;
-  LayerKind state_kind = LayerKind::mamba;
   for (int i = in.first_layer; i < in.end_layer; ++i) {
     LayerKind k = model.layer_kind(i);
     if (k == LayerKind::mamba || k == LayerKind::linear_attention) {
-      state_kind = k;
       mamba_page = std::max(mamba_page, mamba_state_bytes(model, k, tp, in.model_dtype_bytes));
     }
   }
@@ -107,7 +105,6 @@ KvLayers build_kv_layers(const ModelSpec& model, const KvLayerInputs& in) {
     }
     out.specs.push_back(s);
   }
-  (void)state_kind;
   return out;
 }
 

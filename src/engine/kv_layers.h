@@ -15,7 +15,6 @@ namespace headroom::engine {
 struct KvLayerInputs {
   int tensor_parallel_size = 1;
   int block_size = 16;
-  bool block_size_from_user = false;
   double kv_element_bytes = 2;
   double model_dtype_bytes = 2;
   bool hybrid_manager = true;   // false: sliding / chunked layers are stored like full attention

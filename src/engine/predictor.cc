@@ -278,7 +278,6 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     engine::KvLayerInputs kin;
     kin.tensor_parallel_size = tp;
     kin.block_size = s.block_size;
-    kin.block_size_from_user = flags.block_size.has_value();
     kin.kv_element_bytes = kv_bytes;
     kin.model_dtype_bytes = model_bytes;
     kin.hybrid_manager = hybrid_manager;
