@@ -26,6 +26,7 @@ struct LayerKvSpec {
   int attention_chunk_size = 0;  // tokens (chunked_local)
   Bytes mamba_state_bytes = 0;   // Σ state tensor bytes (mamba)
   Bytes page_size_padded = 0;    // overrides the computed page when set (mamba alignment)
+  std::int64_t max_encoder_tokens = 0;  // cross_attention: encoder tokens one request holds
 
   // Bytes of one block of this layer.
   Bytes page_bytes() const;

@@ -45,7 +45,8 @@ Bytes LayerKvSpec::max_memory_usage_bytes(std::int64_t max_model_len, std::int64
       return ceil_div(tokens, block_size) * page;
     }
     case KvSpecType::mamba: return page;  // one state per request (mamba cache mode "none")
-    case KvSpecType::cross_attention: return ceil_div(max_encoder_tokens, block_size) * page;
+    case KvSpecType::cross_attention:
+      return ceil_div(std::max(max_encoder_tokens, this->max_encoder_tokens), block_size) * page;
   }
   return 0;
 }
@@ -54,7 +55,7 @@ bool LayerKvSpec::same_as(const LayerKvSpec& o) const {
   return type == o.type && block_size == o.block_size && num_kv_heads == o.num_kv_heads && head_size == o.head_size &&
          head_size_v == o.head_size_v && element_bytes == o.element_bytes && sliding_window == o.sliding_window &&
          attention_chunk_size == o.attention_chunk_size && mamba_state_bytes == o.mamba_state_bytes &&
-         page_size_padded == o.page_size_padded;
+         page_size_padded == o.page_size_padded && max_encoder_tokens == o.max_encoder_tokens;
 }
 
 KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers) {

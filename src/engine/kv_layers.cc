@@ -92,7 +92,10 @@ KvLayers build_kv_layers(const ModelSpec& model, const KvLayerInputs& in) {
           s.attention_chunk_size = *model.attention_chunk_size;
         }
         break;
-      case LayerKind::cross_attention: s.type = KvSpecType::cross_attention; break;
+      case LayerKind::cross_attention:
+        s.type = KvSpecType::cross_attention;
+        s.max_encoder_tokens = in.max_encoder_tokens;
+        break;
       case LayerKind::mamba:
       case LayerKind::linear_attention:
         s = LayerKvSpec{};

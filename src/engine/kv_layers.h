@@ -18,6 +18,7 @@ struct KvLayerInputs {
   double kv_element_bytes = 2;
   double model_dtype_bytes = 2;
   bool hybrid_manager = true;   // false: sliding / chunked layers are stored like full attention
+  std::int64_t max_encoder_tokens = 0;  // cross-attention need per request (max_num_encoder_input_tokens)
   int first_layer = 0;
   int end_layer = 0;
 };

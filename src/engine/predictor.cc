@@ -281,6 +281,9 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     kin.kv_element_bytes = kv_bytes;
     kin.model_dtype_bytes = model_bytes;
     kin.hybrid_manager = hybrid_manager;
+    // Cross-attention layers hold the encoder's tokens: max_num_encoder_input_tokens, which
+    // defaults to max_num_batched_tokens (config/scheduler.py).
+    kin.max_encoder_tokens = s.max_num_batched_tokens;
     kin.first_layer = sw.first_layer;
     kin.end_layer = sw.end_layer;
     auto layers = engine::build_kv_layers(model, kin);

@@ -310,3 +310,24 @@ TEST(KvCacheNeed, MaxConcurrencyIsBlocksOverBlocksPerRequest) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+// CrossAttentionSpec: a request holds the encoder's tokens, not max_model_len of its own
+// (kv_cache_interface.py): 6,404 encoder tokens at block 16 → 401 pages, whatever max_model_len is.
+TEST(KvCacheSpecCross, CrossAttentionNeedsTheEncoderTokens) {
+  LayerKvSpec cross;
+  cross.type = KvSpecType::cross_attention;
+  cross.block_size = 16;
+  cross.num_kv_heads = 8;
+  cross.head_size = 128;
+  cross.max_encoder_tokens = 6404;
+  const Bytes page = 16 * 8 * (128 + 128) * 2;  // 65,536 bytes
+  EXPECT_EQ(cross.page_bytes(), page);
+  EXPECT_EQ(cross.max_memory_usage_bytes(131072, 8192), 401 * page);
+  EXPECT_EQ(cross.max_memory_usage_bytes(16, 8192), 401 * page);
+}
+
+}  // namespace
+}  // namespace headroom
