@@ -376,14 +376,16 @@ std::string serve_command(const LoggedRun& run, const Changes& changes) {
   if (f.quantization) flags.push_back({"--quantization", *f.quantization});
   if (f.enforce_eager) flags.push_back({"--enforce-eager", ""});
   std::string env;
-  for (const auto& [flag, value] : changes) {
+  for (const auto& change : changes) {
+    // A named pair, not a structured binding: lambdas may not capture those before clang 16.
+    const std::string& flag = change.first;
     if (flag == "ENV") {
-      env += value + " ";
+      env += change.second + " ";
       continue;
     }
     auto it = std::find_if(flags.begin(), flags.end(), [&](const auto& p) { return p.first == flag; });
-    if (it != flags.end()) it->second = value;
-    else flags.push_back({flag, value});
+    if (it != flags.end()) it->second = change.second;
+    else flags.push_back(change);
   }
   std::string cmd = env + "vllm serve " + (run.model.empty() ? std::string("MODEL") : run.model);
   for (const auto& [flag, value] : flags) {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -60,12 +61,16 @@ Result<std::int64_t> parse_human_int(const std::string& flag, const std::string&
     auto v = parse_int64(flag, number);
     if (!v) return tl::unexpected(flag_error(flag, "expected an integer before the binary suffix " +
                                                        std::string(1, suffix) + ", got '" + text + "'"));
-    return *v << (10 * (bin + 1));
+    const int shift = static_cast<int>(10 * (bin + 1));
+    if (*v < 0 || *v > (std::numeric_limits<std::int64_t>::max() >> shift))
+      return tl::unexpected(flag_error(flag, "value " + text + " is out of range"));
+    return *v << shift;
   }
   auto v = parse_double(flag, number);
   if (!v) return tl::unexpected(flag_error(flag, "expected a size like 8G or 8000m, got '" + text + "'"));
   // Python's int(float(number) * 1000**k) truncates; use long double so 10.2123451234567t stays exact.
   long double scaled = static_cast<long double>(std::stold(number)) * std::pow(1000.0L, static_cast<long double>(dec + 1));
+  if (!(scaled > -9.2e18L && scaled < 9.2e18L)) return tl::unexpected(flag_error(flag, "value " + text + " is out of range"));
   return static_cast<std::int64_t>(scaled);
 }
 

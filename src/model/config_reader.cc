@@ -132,12 +132,17 @@ Error ConfigReader::missing(const std::vector<std::string>& keys) const {
 Result<std::optional<std::int64_t>> ConfigReader::get_int(const std::string& key) const {
   if (!has(key)) return std::optional<std::int64_t>{};
   const auto& v = m_object->at(key);
-  if (v.is_number_integer() || v.is_number_unsigned()) return std::optional<std::int64_t>(v.get<std::int64_t>());
-  if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (std::isfinite(d) && std::floor(d) == d) return std::optional<std::int64_t>(static_cast<std::int64_t>(d));
-  }
-  return tl::unexpected(type_error(key, "integer"));
+  // Every integer a config.json carries (sizes, counts, lengths, token ids) fits in 32 bits; larger
+  // values are corrupt and would wrap when stored.
+  constexpr double k_limit = 2147483648.0;
+  double d = 0;
+  if (v.is_number_unsigned()) d = static_cast<double>(v.get<std::uint64_t>());
+  else if (v.is_number_integer()) d = static_cast<double>(v.get<std::int64_t>());
+  else if (v.is_number_float()) d = v.get<double>();
+  else return tl::unexpected(type_error(key, "integer"));
+  if (!std::isfinite(d) || std::floor(d) != d) return tl::unexpected(type_error(key, "integer"));
+  if (d >= k_limit || d <= -k_limit) return tl::unexpected(type_error(key, "integer below 2^31"));
+  return std::optional<std::int64_t>(static_cast<std::int64_t>(d));
 }
 
 Result<std::optional<double>> ConfigReader::get_number(const std::string& key) const {

@@ -89,6 +89,60 @@ bool is_falcon(std::string_view model_type, std::string_view arch) {
 
 }  // namespace
 
+// Sizes a real checkpoint can have: a hostile or corrupt config.json must get an error, not
+// arithmetic that overflows later (weights are computed from these in 64-bit integers).
+Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
+  struct Field {
+    const char* name;
+    std::int64_t value;
+    std::int64_t max;
+  };
+  const std::int64_t k_dim = 1 << 20, k_count = 1 << 16;
+  std::vector<Field> fields = {{"num_hidden_layers", m.num_layers, 1 << 14},
+                               {"hidden_size", m.hidden_size, k_dim},
+                               {"intermediate_size", m.intermediate_size, k_dim},
+                               {"num_attention_heads", m.num_attention_heads, k_count},
+                               {"num_key_value_heads", m.num_kv_heads, k_count},
+                               {"head_dim", m.head_dim, k_count},
+                               {"vocab_size", m.vocab_size, 1 << 24},
+                               {"max_position_embeddings", m.max_position_embeddings, 1LL << 32}};
+  if (m.moe) {
+    fields.push_back({"num_experts", m.moe->num_experts, k_count});
+    fields.push_back({"num_experts_per_tok", m.moe->experts_per_token, k_count});
+    fields.push_back({"moe_intermediate_size", m.moe->moe_intermediate_size, k_dim});
+    fields.push_back({"shared_expert_intermediate_size", m.moe->shared_expert_intermediate_size, k_dim});
+    fields.push_back({"n_shared_experts", m.moe->num_shared_experts, k_count});
+  }
+  if (m.mla) {
+    fields.push_back({"kv_lora_rank", m.mla->kv_lora_rank, k_dim});
+    fields.push_back({"q_lora_rank", m.mla->q_lora_rank, k_dim});
+    fields.push_back({"qk_rope_head_dim", m.mla->qk_rope_head_dim, k_count});
+    fields.push_back({"qk_nope_head_dim", m.mla->qk_nope_head_dim, k_count});
+    fields.push_back({"v_head_dim", m.mla->v_head_dim, k_count});
+  }
+  if (m.hybrid) {
+    const HybridConfig& h = *m.hybrid;
+    for (auto [name, value] : {std::pair<const char*, int>{"mamba_num_heads", h.mamba_num_heads},
+                               {"mamba_head_dim", h.mamba_head_dim}, {"ssm_state_size", h.ssm_state_size},
+                               {"n_groups", h.n_groups}, {"conv_kernel", h.conv_kernel},
+                               {"mamba_intermediate_size", h.mamba_intermediate_size},
+                               {"linear_num_key_heads", h.linear_num_key_heads},
+                               {"linear_num_value_heads", h.linear_num_value_heads},
+                               {"linear_key_head_dim", h.linear_key_head_dim},
+                               {"linear_value_head_dim", h.linear_value_head_dim},
+                               {"linear_conv_kernel_dim", h.linear_conv_kernel_dim}})
+      fields.push_back({name, value, k_dim});
+  }
+  for (const auto& f : fields) {
+    if (f.value < 0 || f.value > f.max)
+      return make_error(ErrorCode::parse_error,
+                        std::string("implausible \"") + f.name + "\": " + std::to_string(f.value) + " (expected 0 to " +
+                            std::to_string(f.max) + ")",
+                        origin);
+  }
+  return true;
+}
+
 Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& origin,
                                std::shared_ptr<const std::string> text_ptr) {
   if (!config.is_object())
@@ -216,6 +270,9 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
   // vLLM (v0.6–v0.10) runs Mllama as an encoder-decoder model: its cross-attention layers cache
   // the vision encoder's output.
   spec.is_encoder_decoder = enc_dec.value_or(false) || spec.architecture == "MllamaForConditionalGeneration";
+
+  HR_TRY(plausible, check_plausible(spec, origin));
+  (void)plausible;
 
   for (const ConfigReader* r : std::initializer_list<const ConfigReader*>{&top, &text}) {
     if (auto q = r->child("quantization_config")) {

@@ -88,6 +88,7 @@ class Builder {
   // routed experts. Bytes and sharding are those of the separate tensors, at a fraction of the
   // tensor count (DeepSeek-V3 has 58 × 256 experts).
   void stacked_linear(const std::string& prefix, std::int64_t count, std::int64_t out, std::int64_t in) {
+    if (count <= 0) return;  // MoE layers whose config names no experts hold none
     std::size_t first = m_inv.tensors.size();
     linear(prefix, out, in);
     for (std::size_t i = first; i < m_inv.tensors.size(); ++i) {
@@ -431,7 +432,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
       char c = m.hybrid && i < static_cast<int>(m.hybrid->layer_pattern.size()) ? m.hybrid->layer_pattern[static_cast<std::size_t>(i)] : '*';
       if (c == 'M') add_mamba(b, m, p + "mixer.");
       else if (c == '*') add_attention(b, m, p + "mixer.", false);
-      else if (c == 'E') add_moe(b, m, p);
+      else if (c == 'E' && m.moe) add_moe(b, m, p);  // an 'E' layer without MoE fields has no experts
       else {
         b.linear(p + "mixer.up_proj", m.intermediate_size, H);
         b.linear(p + "mixer.down_proj", H, m.intermediate_size);

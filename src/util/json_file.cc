@@ -34,6 +34,11 @@ Result<nlohmann::json> parse_json(std::string_view text, const std::string& orig
     else if (auto p2 = msg.rfind("]: "); p2 != std::string::npos) msg = msg.substr(p2 + 3);
     return make_error(ErrorCode::parse_error, "malformed JSON: " + msg,
                       origin + ":" + std::to_string(line) + ":" + std::to_string(col));
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range.406: a number too large for a double ("1e99999"); no position is reported.
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    return make_error(ErrorCode::parse_error, "malformed JSON: " + msg, origin);
   }
 }
 

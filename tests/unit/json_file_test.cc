@@ -24,3 +24,17 @@ TEST(JsonFile, MissingFileIsNotFound) {
 }
 
 }  // namespace headroom::util
+
+namespace headroom::util {
+
+// Regression (found by fuzz/model_config_fuzz.cc): a number too large for a double made the JSON
+// library throw out_of_range, which escaped and aborted the program.
+TEST(JsonFile, NumberTooLargeIsAParseErrorNotACrash) {
+  auto r = parse_json("{\"hidden_size\": 77773e77773}", "config.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::parse_error);
+  EXPECT_EQ(r.error().where, "config.json");
+  EXPECT_NE(r.error().message.find("number overflow"), std::string::npos) << r.error().message;
+}
+
+}  // namespace headroom::util

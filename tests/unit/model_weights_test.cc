@@ -120,3 +120,38 @@ TEST(SynthesizeWeights, FalconFusedQkvWithoutGate) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+// Regression (found by fuzz/model_config_fuzz.cc): a hybrid pattern with MoE ('E') layers but no
+// MoE fields dereferenced the missing MoE config; such layers now hold no experts.
+TEST(SynthesizeWeightsRegression, MoePatternWithoutMoeFieldsHasNoExperts) {
+  auto m = parse_model_config_text(R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 4, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024, "max_position_embeddings": 4096,
+    "hybrid_override_pattern": "ME*-", "mamba_num_heads": 8, "mamba_head_dim": 32, "ssm_state_size": 16,
+    "n_groups": 1, "conv_kernel": 4, "expand": 1, "torch_dtype": "bfloat16"})", "config.json");
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_FALSE(m->moe.has_value());
+  WeightsInventory inv = synthesize_weights(*m);
+  for (const auto& t : inv.tensors) EXPECT_EQ(t.name.find("experts"), std::string::npos) << t.name;
+  EXPECT_GT(inv.total_bytes, 0);
+}
+
+// Regression: absurd sizes in a config are rejected instead of overflowing the weight arithmetic.
+TEST(SynthesizeWeightsRegression, ImplausibleSizesAreAnError) {
+  auto m = parse_model_config_text(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    "hidden_size": 2000000000, "intermediate_size": 512, "num_hidden_layers": 4, "num_attention_heads": 4,
+    "vocab_size": 1024})", "config.json");
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().to_string(), "config.json: implausible \"hidden_size\": 2000000000 (expected 0 to 1048576)");
+  auto wrapped = parse_model_config_text(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    "hidden_size": 4096000000, "intermediate_size": 512, "num_hidden_layers": 4, "num_attention_heads": 4,
+    "vocab_size": 1024})", "config.json");
+  ASSERT_FALSE(wrapped);
+  EXPECT_NE(wrapped.error().message.find("below 2^31"), std::string::npos) << wrapped.error().to_string();
+}
+
+}  // namespace
+}  // namespace headroom
