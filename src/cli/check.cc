@@ -66,13 +66,7 @@ int run_check(const Args& args) {
   std::string format_text = "text", color_text = "auto", db;
   bool no_history = false;
   CLI::App app{"headroom check"};
-  app.add_option("--gpu", target.gpu);
-  app.add_option("--gpus", target.gpus)->check(CLI::PositiveNumber);
-  app.add_option("--nodes", target.nodes)->check(CLI::PositiveNumber);
-  app.add_option("--gpu-memory-gib", target.gpu_memory_gib);
-  app.add_option("--used-gib", target.used_gib);
-  app.add_option("--free-gib", target.free_gib);
-  app.add_option("--vllm-version", target.vllm_version);
+  add_target_options(app, target);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
   app.add_option("--db", db);

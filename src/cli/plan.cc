@@ -71,14 +71,8 @@ int run_plan(const Args& args) {
   bool allow_fp8_kv = false, allow_eager = false;
   CLI::App app{"headroom plan"};
   app.add_option("model", model_ref);
-  app.add_option("--gpu", target.gpu);
-  app.add_option("--gpus", target.gpus)->check(CLI::PositiveNumber);
+  add_target_options(app, target);
   app.add_option("--gpus-per-node", gpus_per_node)->check(CLI::PositiveNumber);
-  app.add_option("--nodes", target.nodes)->check(CLI::PositiveNumber);
-  app.add_option("--gpu-memory-gib", target.gpu_memory_gib);
-  app.add_option("--used-gib", target.used_gib);
-  app.add_option("--free-gib", target.free_gib);
-  app.add_option("--vllm-version", target.vllm_version);
   app.add_option("--context", context);
   app.add_option("--concurrency", concurrency);
   app.add_option("--goal", goal_text);

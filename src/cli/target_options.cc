@@ -8,6 +8,16 @@
 
 namespace headroom::cli {
 
+void add_target_options(CLI::App& app, TargetOptions& t) {
+  app.add_option("--gpu", t.gpu);
+  app.add_option("--gpus", t.gpus)->check(CLI::PositiveNumber);
+  app.add_option("--nodes", t.nodes)->check(CLI::PositiveNumber);
+  app.add_option("--gpu-memory-gib", t.gpu_memory_gib);
+  app.add_option("--used-gib", t.used_gib);
+  app.add_option("--free-gib", t.free_gib);
+  app.add_option("--vllm-version", t.vllm_version);
+}
+
 void split_args(const Args& args, const std::vector<std::string>& own_value_flags,
                 const std::vector<std::string>& own_bool_flags, Args& own, Args& vllm) {
   for (std::size_t i = 0; i < args.size(); ++i) {

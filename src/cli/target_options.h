@@ -3,6 +3,7 @@
 // vLLM flags of a pasted command.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct TargetOptions {
   std::optional<double> free_gib;
   std::string vllm_version;
 };
+
+// Registers the GPU and version options (--gpu, --gpus, --nodes, --gpu-memory-gib, --used-gib,
+// --free-gib, --vllm-version) on a command's parser.
+void add_target_options(CLI::App& app, TargetOptions& target);
 
 // Splits `args` into headroom's own options (those in `own_value_flags` / `own_bool_flags`, with
 // their values) and the rest, which is a vLLM command line. Everything after "--" is vLLM's.

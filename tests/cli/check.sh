@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 mkdir -p "$golden"
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/golden.sh"
 
 # No colour, no live GPUs, no Hugging Face cache of the machine running the tests.
 export NO_COLOR=1 HF_HUB_CACHE="$tmp/hf" HEADROOM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
@@ -26,24 +26,7 @@ run() {
   [ "$rc" -eq "$expected" ] || fail "$name: exit $rc, expected $expected; stderr: $(cat "$tmp/$name.err")"
 }
 
-check_golden() {
-  local name="$1" file="$2"
-  if [ "${HEADROOM_UPDATE_GOLDEN:-}" = 1 ]; then
-    cp "$tmp/$name.out" "$golden/$file"
-  elif ! diff -u "$golden/$file" "$tmp/$name.out"; then
-    fail "$name: stdout differs from $golden/$file"
-  fi
-}
 
-check_stderr() {
-  local name="$1" expected="$2"
-  local got
-  got="$(cat "$tmp/$name.err")"
-  [ "$got" = "$expected" ] || fail "$name: stderr was
-$got
-expected
-$expected"
-}
 
 check_no_stdout() { [ -s "$tmp/$1.out" ] && fail "$1: printed on stdout"; }
 

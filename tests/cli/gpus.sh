@@ -11,7 +11,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/golden.sh"
 
 [ -f "$fake_nvml" ] || { echo "FAIL: $fake_nvml is missing (build headroom_tests first)"; exit 1; }
 
@@ -27,24 +27,7 @@ run() {
   [ "$rc" -eq "$expected" ] || fail "$name: exit $rc, expected $expected; stderr: $(cat "$tmp/$name.err")"
 }
 
-check_golden() {
-  local name="$1" file="$2"
-  if [ "${HEADROOM_UPDATE_GOLDEN:-}" = 1 ]; then
-    cp "$tmp/$name.out" "$golden/$file"
-  elif ! diff -u "$golden/$file" "$tmp/$name.out"; then
-    fail "$name: stdout differs from $golden/$file"
-  fi
-}
 
-check_stderr() {
-  local name="$1" expected="$2"
-  local got
-  got="$(cat "$tmp/$name.err")"
-  [ "$got" = "$expected" ] || fail "$name: stderr was
-$got
-expected
-$expected"
-}
 
 nvml=(HEADROOM_NVML_LIBRARY="$fake_nvml" HEADROOM_NVIDIA_SMI=/nonexistent/nvidia-smi)
 smi=(HEADROOM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 HEADROOM_NVIDIA_SMI="$fake_smi")
