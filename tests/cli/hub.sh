@@ -24,7 +24,11 @@ export NO_COLOR=1 HF_HUB_CACHE="$tmp/hf" HF_HOME="$tmp/hf-home" XDG_CACHE_HOME="
   HEADROOM_NVIDIA_SMI=/nonexistent/nvidia-smi
 unset HF_HUB_OFFLINE HF_TOKEN HUGGING_FACE_HUB_TOKEN
 
-requests() { curl -s "http://127.0.0.1:$hub_port/__stats" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["hub_requests"]+d["storage_requests"])'; }
+# Requests the fake Hub has answered so far (its /__stats route).
+requests() {
+  python3 -c 'import json,sys,urllib.request; d=json.load(urllib.request.urlopen(sys.argv[1])); print(d["hub_requests"]+d["storage_requests"])' \
+    "http://127.0.0.1:$hub_port/__stats"
+}
 
 # run NAME EXPECTED_EXIT ARGS...
 run() {
