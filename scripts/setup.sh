@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages headroom needs when they are missing (with sudo when not root).
 #   scripts/setup.sh          build dependencies
-#   scripts/setup.sh --test   also what the test suite runs against (promtool, PostgreSQL)
+#   scripts/setup.sh --test   also what the test suite runs against (promtool, PostgreSQL, headless
+#                             Chromium with Selenium for the web page, jsonschema, wrk for bench/)
 set -euo pipefail
 
 packages=(
@@ -13,7 +14,8 @@ packages=(
   time
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(prometheus postgresql sqlite3 python3 gzip)
+  packages+=(prometheus postgresql sqlite3 python3 gzip curl
+    chromium chromium-driver python3-selenium python3-jsonschema wrk)
 fi
 
 missing=()
