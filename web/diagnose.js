@@ -5,7 +5,7 @@ import { api, esc, errorCard, formState, saveState } from "/web/app.js";
 export function render(doc) {
   const p = doc.primary;
   if (!p) return `<div class="card"><p class="verdict ok" id="diagnosis" data-class="">No failure found</p><p>${esc(doc.lines)} lines read.</p></div>`;
-  const fixes = (doc.fixes || []).map((f, i) => `<li><strong>${esc(Object.entries(f.changes || {}).map(([k, v]) => (v === true ? k : k + " " + v)).join(" ") || "(no flag change)")}</strong>
+  const fixes = (doc.fixes || []).map((f, i) => `<li><strong>${esc(Object.entries(f.changes || {}).map(([k, v]) => (v === true ? k : k + " " + v)).join(" ") || f.action || "(no flag change)")}</strong>
       <small>(confidence ${Number(f.confidence).toFixed(2)})</small><br>${esc(f.why)}
       ${f.command ? `<pre class="command" id="fix-command-${i}">${esc(f.command)}</pre>` : ""}</li>`).join("");
   return `<div class="card"><p class="verdict fails" id="diagnosis" data-class="${esc(p.class)}">${esc(p.class)}</p>
