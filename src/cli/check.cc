@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/hub_options.h"
 #include "cli/target_options.h"
+#include "headroom/check_document.h"
 #include "headroom/history.h"
 #include "headroom/model.h"
 #include "headroom/report.h"
@@ -118,13 +119,7 @@ int run_check(const Args& args) {
   for (const auto& w : prediction->warnings) print_warning(w);
 
   if (*format == Format::json) {
-    auto j = prediction_to_json(*model, *gpus, *prediction);
-    for (const auto& w : cmd->warnings) j["warnings"].push_back(w);
-    if (!records.empty()) {
-      nlohmann::json failures = nlohmann::json::array();
-      for (const auto& f : advice.failures) failures.push_back(f.citation());
-      j["history"] = {{"database", history_location}, {"records", records.size()}, {"failed_configurations", failures}};
-    }
+    auto j = check_document(*model, *gpus, *prediction, cmd->warnings, records, advice, history_location);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),
