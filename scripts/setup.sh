@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libexpected-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhyperscan-dev libre2-dev libsqlite3-dev libpqxx-dev libpq-dev
-  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev
+  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev libyaml-cpp-dev
   time
 )
 if [ "${1:-}" = "--test" ]; then
