@@ -187,7 +187,11 @@ done
 if [ -z "$port" ]; then
   fail "the loopback server did not start: $(cat "$tmp/server.log")"
 else
-  for c in "${cases[@]}"; do
+  # A page cut short or with foreign bytes in some lines is still a page: the malformed lines are
+  # skipped with a warning (0); a page without vLLM metrics or too large is refused.
+  measure metrics.truncated "0 1" watch "http://127.0.0.1:$port/truncated/metrics" --once --retries 0
+  measure metrics.non_utf8 "0 1" watch "http://127.0.0.1:$port/non_utf8/metrics" --once --retries 0
+  for c in binary huge nested; do
     measure "metrics.$c" "1 2" watch "http://127.0.0.1:$port/$c/metrics" --once --retries 0
   done
 fi
@@ -202,14 +206,14 @@ done
 long="$(head -c 100000 /dev/zero | tr '\0' 'x')"
 many=()
 for i in $(seq 1 5000); do many+=(--max-model-len "$i"); done
-measure cmdline.truncated "2" check meta-llama/Llama-3.1-8B-Instruct --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len
-measure cmdline.not_a_number "2" check meta-llama/Llama-3.1-8B-Instruct --gpu H100 -- vllm serve m --max-model-len 12abc
+measure cmdline.truncated "2" check --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len
+measure cmdline.not_a_number "2" check --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 12abc
 measure cmdline.absurd_size "2" check meta-llama/Llama-3.1-8B-Instruct --gpu H100 --max-model-len 99999999999999999999999
 measure cmdline.non_utf8 "1 2" check $'meta-llama/Llama-3.1-8B\xff\xfe' --gpu H100
-measure cmdline.non_utf8_flag "2" check meta-llama/Llama-3.1-8B-Instruct --gpu H100 -- vllm serve m $'--max-model-len\xff' 1
-measure cmdline.binary_gpu "2" check meta-llama/Llama-3.1-8B-Instruct --gpu $'\x01\x02\xff\x7f'
+measure cmdline.non_utf8_flag "0 1 2 3" check --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct $'--max-model-len\xff' 1
+measure cmdline.binary_gpu "1 2" check meta-llama/Llama-3.1-8B-Instruct --gpu $'\x01\x02\xff\x7f'
 measure cmdline.long_arg "1 2" check "$long" --gpu H100
-measure cmdline.many_args "0 2 3" check meta-llama/Llama-3.1-8B-Instruct --gpu H100 -- vllm serve m "${many[@]}"
+measure cmdline.many_args "0 2 3" check --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct "${many[@]}"
 measure cmdline.unknown_command "2" $'ch\xffeck'
 
 [ "$failures" -eq 0 ] && echo "bad_input: all passed"
