@@ -152,8 +152,8 @@ int run_diagnose(const Args& args) {
     }
   }
   if (*format == Format::json) {
-    if (all.size() == 1) std::printf("%s\n", all[0].dump(2).c_str());
-    else std::printf("%s\n", nlohmann::json({{"schema_version", 1}, {"diagnoses", all}}).dump(2).c_str());
+    if (all.size() == 1) std::printf("%s\n", all[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    else std::printf("%s\n", nlohmann::json({{"schema_version", 1}, {"diagnoses", all}}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   }
   if (status != k_exit_ok) return status;
   return failure_found ? k_exit_negative : k_exit_ok;

@@ -65,7 +65,7 @@ int run_record(const Args& args) {
       std::printf("already recorded: %s is history #%lld\n", logs[i].c_str(), static_cast<long long>(added->id));
   }
   if (*format == Format::json)
-    std::printf("%s\n", nlohmann::json{{"schema_version", 1}, {"database", (*store)->description()}, {"records", out}}.dump(2).c_str());
+    std::printf("%s\n", nlohmann::json{{"schema_version", 1}, {"database", (*store)->description()}, {"records", out}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   return k_exit_ok;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <string_view>
+#include <vector>
 
 #include "headroom/gpu.h"
 #include "headroom/model.h"
@@ -47,9 +49,28 @@ Result<std::optional<watch::KvCapacityExpectation>> watch_expectation(const std:
 Result<watch::KvCapacityExpectation> watch_expectation_from_log(const std::string& path, std::vector<std::string>& warnings) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::not_found, "cannot open the vLLM log", path);
+  // Lines are cut at 1 MiB, as the log scanner cuts them (DiagnoseOptions::max_line_bytes): a file
+  // without newlines must not be read into one string.
+  constexpr std::size_t k_max_line = 1 << 20;
   VllmLogParser parser;
   std::string line;
-  while (std::getline(in, line)) parser.feed(line);
+  std::vector<char> buf(1 << 16);
+  bool skipping = false;  // past the first k_max_line bytes of a long line
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    std::string_view chunk(buf.data(), static_cast<std::size_t>(in.gcount()));
+    while (!chunk.empty()) {
+      auto nl = chunk.find('\n');
+      std::string_view piece = chunk.substr(0, nl);
+      if (!skipping) line.append(piece.substr(0, k_max_line - std::min(k_max_line, line.size())));
+      if (line.size() >= k_max_line) skipping = true;
+      if (nl == std::string_view::npos) break;
+      parser.feed(line);
+      line.clear();
+      skipping = false;
+      chunk.remove_prefix(nl + 1);
+    }
+  }
+  if (!line.empty()) parser.feed(line);
   const LoggedRun& run = parser.run();
   const int block_size = run.flags.block_size.value_or(16);
   const std::string what = run.model.empty() ? path : run.model + " (" + path + ")";

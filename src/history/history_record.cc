@@ -228,9 +228,6 @@ Result<RunRecord> record_from_log(const std::string& path, const KnowledgeBase& 
     r.content_hash = util::sha256_hex(bytes);
     source = memory_source(std::move(bytes), "-");
   } else {
-    auto hash = hash_file(path);
-    if (!hash) return tl::unexpected(hash.error());
-    r.content_hash = *hash;
     auto opened = open_log(path);
     if (!opened) return tl::unexpected(opened.error());
     source = std::move(*opened);
@@ -242,6 +239,12 @@ Result<RunRecord> record_from_log(const std::string& path, const KnowledgeBase& 
     return make_error(ErrorCode::invalid_argument,
                       "expected a vLLM startup log naming its model, found none in " + std::to_string(d->lines) + " lines",
                       path);
+  // Hashed only once the file is known to be a log: a huge binary file is refused without a pass over it.
+  if (path != "-") {
+    auto hash = hash_file(path);
+    if (!hash) return tl::unexpected(hash.error());
+    r.content_hash = *hash;
+  }
   bool failed = d->primary && is_startup_failure(*d->primary);
   if (!outcome) {
     if (failed) outcome = RunOutcome::failed;

@@ -66,7 +66,7 @@ class PostgresStore : public HistoryStore {
           "INSERT INTO headroom_runs (content_hash, recorded_at, model, body, model_config_hash, gpu_key, total_gib, era, "
           "outcome) VALUES (" +
           tx.quote(record.content_hash) + ", " + tx.quote(recorded_at) + ", " + tx.quote(record.model) + ", " +
-          tx.quote(history_detail::record_body(stored).dump()) + ", " + tx.quote(record.model_config_hash) + ", " +
+          tx.quote(history_detail::record_body(stored).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + ", " + tx.quote(record.model_config_hash) + ", " +
           tx.quote(record.gpu_key) + ", " + total + ", " + tx.quote(record.era) + ", " +
           tx.quote(std::string(to_string(record.outcome))) + ") ON CONFLICT (content_hash) DO NOTHING RETURNING id");
       AddResult out;

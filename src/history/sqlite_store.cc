@@ -82,7 +82,7 @@ class SqliteStore : public HistoryStore {
     RunRecord stored = record;
     stored.recorded_at = recorded_at;
     if (stored.run_date.empty()) stored.run_date = recorded_at.substr(0, 10);
-    std::string body = history_detail::record_body(stored).dump();
+    std::string body = history_detail::record_body(stored).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (auto r = exec("BEGIN IMMEDIATE"); !r) return tl::unexpected(r.error());
     auto result = [&]() -> Result<AddResult> {
       Statement find(m_db, "SELECT id FROM runs WHERE content_hash = ?1");

@@ -23,12 +23,18 @@ std::size_t skip_string(std::string_view text, std::size_t i, std::string* out) 
 
 KeyPositions scan_key_positions(std::string_view text) {
   KeyPositions positions;
+  // The keys headroom reads sit a few levels deep and have short names. Deeper or longer ones are
+  // not recorded, so hostile nesting or giant keys cannot make paths grow with the square of the
+  // input.
+  constexpr std::size_t k_max_depth = 8;
+  constexpr std::size_t k_max_key = 256;
   // One frame per open container: for objects the path prefix; arrays get "[]" frames so keys of
   // objects inside arrays are not confused with top-level ones.
   struct Frame {
     bool is_object;
     std::string path;
     bool expect_key;
+    bool recorded = true;  // false below a level that is not recorded
   };
   std::vector<Frame> stack;
   std::string last_key;
@@ -41,20 +47,25 @@ KeyPositions scan_key_positions(std::string_view text) {
       i = skip_string(text, i, &s);
       if (!stack.empty() && stack.back().is_object && stack.back().expect_key) {
         last_key = s;
-        std::string full = stack.back().path.empty() ? s : stack.back().path + "/" + s;
-        positions.emplace(full, key_pos);  // first occurrence wins, as in JSON parsers that keep the first
+        if (stack.back().recorded && s.size() <= k_max_key) {
+          std::string full = stack.back().path.empty() ? s : stack.back().path + "/" + s;
+          positions.emplace(full, key_pos);  // first occurrence wins, as in JSON parsers that keep the first
+        }
         stack.back().expect_key = false;
       }
       continue;
     }
     if (c == '{' || c == '[') {
       std::string path;
-      if (!stack.empty()) {
+      bool recorded = stack.size() < k_max_depth;
+      if (!stack.empty() && recorded) {
         const Frame& parent = stack.back();
-        if (parent.is_object) path = parent.path.empty() ? last_key : parent.path + "/" + last_key;
+        recorded = parent.recorded && (!parent.is_object || last_key.size() <= k_max_key);
+        if (!recorded) path.clear();
+        else if (parent.is_object) path = parent.path.empty() ? last_key : parent.path + "/" + last_key;
         else path = parent.path + "/[]";
       }
-      stack.push_back({c == '{', path, c == '{'});
+      stack.push_back({c == '{', path, c == '{', recorded});
     } else if (c == '}' || c == ']') {
       if (!stack.empty()) stack.pop_back();
     } else if (c == ',') {

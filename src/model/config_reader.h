@@ -16,7 +16,8 @@
 namespace headroom::model_detail {
 
 // Byte offsets of every object key in a JSON text, by path ("text_config/num_hidden_layers").
-// Built by a small scanner; the text is assumed to be valid JSON (it was parsed before).
+// Built by a small scanner; the text is assumed to be valid JSON (it was parsed before). Keys more
+// than 8 levels deep and keys longer than 256 bytes (and what lies below them) are not recorded.
 using KeyPositions = std::map<std::string, std::size_t>;
 KeyPositions scan_key_positions(std::string_view text);
 

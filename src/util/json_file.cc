@@ -4,7 +4,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <optional>
+#include <vector>
 
 namespace headroom::util {
 
@@ -21,7 +22,37 @@ std::pair<int, int> line_col(std::string_view text, std::size_t offset) {
   return {line, col};
 }
 
+namespace {
+
+// Offset of the first bracket that opens level k_max_json_depth + 1 (outside strings), if any.
+std::optional<std::size_t> too_deep_at(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > k_max_json_depth) return i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<nlohmann::json> parse_json(std::string_view text, const std::string& origin) {
+  if (auto at = too_deep_at(text)) {
+    auto [line, col] = line_col(text, *at);
+    return make_error(ErrorCode::parse_error,
+                      "malformed JSON: nested deeper than " + std::to_string(k_max_json_depth) + " levels",
+                      origin + ":" + std::to_string(line) + ":" + std::to_string(col));
+  }
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
@@ -42,16 +73,32 @@ Result<nlohmann::json> parse_json(std::string_view text, const std::string& orig
   }
 }
 
-Result<std::string> read_file(const std::string& path) {
+Result<std::string> read_file(const std::string& path, std::uintmax_t max_bytes) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return make_error(ErrorCode::not_found, "no such file", path);
   if (std::filesystem::is_directory(path, ec))
     return make_error(ErrorCode::invalid_argument, "expected a file, found a directory", path);
+  auto too_large = [&](std::uintmax_t size) {
+    return make_error(ErrorCode::invalid_argument,
+                      "expected a file of at most " + std::to_string(max_bytes >> 20) + " MiB, found " +
+                          std::to_string(size >> 20) + " MiB; it was not read",
+                      path);
+  };
+  if (std::filesystem::is_regular_file(path, ec)) {
+    auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > max_bytes) return too_large(size);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::io_error, std::string("cannot open: ") + std::strerror(errno), path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Read in pieces up to the limit: a pipe or a file that grows has no size to check beforehand.
+  std::string out;
+  std::vector<char> buf(1 << 16);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    out.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (out.size() > max_bytes) return too_large(out.size());
+  }
+  if (in.bad()) return make_error(ErrorCode::io_error, std::string("cannot read: ") + std::strerror(errno), path);
+  return out;
 }
 
 Result<nlohmann::json> read_json_file(const std::string& path) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "headroom/model.h"
+#include "model/config_reader.h"
 #include "util/json_file.h"
 
 namespace headroom {
@@ -317,6 +318,21 @@ TEST(ModelConfig, TieDefaultsFollowTheModelType) {
   EXPECT_TRUE(parse(j).tie_word_embeddings);  // GemmaConfig default
   j["tie_word_embeddings"] = false;
   EXPECT_FALSE(parse(j).tie_word_embeddings);
+}
+
+// Regression (tests/cli/bad_input.sh): the key-position scan built a path per nesting level, so
+// deep nesting or giant keys made it grow with the square of the input.
+TEST(ModelConfig, KeyPositionsStopEightLevelsDownAndSkipLongKeys) {
+  std::string deep = "{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{\"g\":{\"h\":{\"i\":{\"j\":1}}}}}}}}}}";
+  auto positions = model_detail::scan_key_positions(deep);
+  EXPECT_EQ(positions.count("a/b/c/d/e/f/g/h"), 1u);
+  EXPECT_EQ(positions.count("a/b/c/d/e/f/g/h/i"), 0u);
+  EXPECT_EQ(positions.size(), 8u);
+
+  const std::string long_key(300, 'k');
+  auto wide = model_detail::scan_key_positions("{\"" + long_key + "\":{\"x\":1},\"y\":2}");
+  EXPECT_EQ(wide.size(), 1u);
+  EXPECT_EQ(wide.count("y"), 1u);
 }
 
 }  // namespace
