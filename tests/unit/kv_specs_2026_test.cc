@@ -2,6 +2,8 @@
 // by hand from vLLM's formulas, named with the file they come from.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/kv_layers.h"
 #include "headroom/kv_cache_spec.h"
 #include "headroom/model.h"
@@ -227,6 +229,43 @@ TEST(KvSpecs2026, UnmodelledCachesAreNamed) {
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().code, ErrorCode::unsupported);
   EXPECT_EQ(m.error().message, "not modelled yet: MiniMax M3 sparse attention (MSA) index caches");
+}
+
+// kimi_linear.py: linear_attn_config.kda_layers lists 1-based layer numbers of KDA layers; the
+// others are MLA full attention.
+TEST(KvSpecs2026, KimiLinearConfigMarksKdaLayers) {
+  auto m = parse_model_config_text(R"({"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear",
+    "num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4, "vocab_size": 1000,
+    "kv_lora_rank": 64, "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32,
+    "linear_attn_config": {"kda_layers": [1, 2, 3], "full_attn_layers": [4], "num_heads": 4, "head_dim": 32,
+                           "short_conv_kernel_size": 4}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->layer_kind(0), LayerKind::kda_attention);
+  EXPECT_EQ(m->layer_kind(2), LayerKind::kda_attention);
+  EXPECT_EQ(m->layer_kind(3), LayerKind::full_attention);
+  ASSERT_TRUE(m->hybrid);
+  EXPECT_EQ(m->hybrid->kda_num_heads, 4);
+}
+
+// Nemotron-3 Ultra writes layers_block_type (108 entries: 48 mamba, 48 moe, 12 attention) and no
+// num_hidden_layers; vLLM takes the layer count from the list.
+TEST(KvSpecs2026, NemotronUltraLayersComeFromTheBlockTypes) {
+  ModelSpec m = model("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8");
+  EXPECT_EQ(m.num_layers, 108);
+  EXPECT_EQ(std::count(m.layer_kinds.begin(), m.layer_kinds.end(), LayerKind::full_attention), 12);
+  EXPECT_EQ(std::count(m.layer_kinds.begin(), m.layer_kinds.end(), LayerKind::mamba), 48);
+}
+
+// A hybrid whose layer layout is not written would otherwise be sized as all attention.
+TEST(KvSpecs2026, HybridWithoutLayoutIsNotModelled) {
+  auto m = parse_model_config_text(R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100,
+    "mamba_num_heads": 8, "mamba_head_dim": 16, "ssm_state_size": 16})",
+                                   "config.json");
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::unsupported);
+  EXPECT_EQ(m.error().message.rfind("not modelled yet: the layer layout of this hybrid model", 0), 0u);
 }
 
 }  // namespace
