@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages headroom needs when they are missing (with sudo when not root).
 #   scripts/setup.sh          build dependencies
-#   scripts/setup.sh --test   also what the test suite runs against (promtool, PostgreSQL)
+#   scripts/setup.sh --test   also what the test suite runs against (promtool, PostgreSQL, a JSON
+#                             Schema validator, headless Chromium with Selenium for the web page,
+#                             wrk for bench/) and clang with its sanitizer and libFuzzer runtimes
 set -euo pipefail
 
 packages=(
@@ -13,7 +15,8 @@ packages=(
   time
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(prometheus postgresql sqlite3 python3 gzip)
+  packages+=(prometheus postgresql sqlite3 python3 gzip curl python3-jsonschema clang libclang-rt-dev
+    chromium chromium-driver python3-selenium wrk)
 fi
 
 missing=()

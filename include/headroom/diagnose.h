@@ -26,7 +26,11 @@ namespace headroom {
 struct Finding {
   std::string error_class;  // knowledge-base record id
   std::string phase;        // taxonomy phase
-  std::string phase_basis;  // why this phase: "frame 'load_model' (line 12)", "after 'Model loading took' (line 40)"
+  std::string phase_basis;  // why this phase: "traceback frame load_model in gpu_model_runner.py (line 12)", ...
+  // Which evidence decided the phase, strongest first: "signature" (the message names its phase),
+  // "message" (vLLM's messages about the failure), "frame" (vLLM frames of the traceback),
+  // "startup" (the last startup landmark), "logger" (a serving logger's source file), "none".
+  std::string phase_evidence = "none";
   std::int64_t line = 0;    // 1-based line of the first occurrence
   std::int64_t last_line = 0;
   int occurrences = 1;
@@ -43,6 +47,7 @@ struct Finding {
 // A concrete change that fixes the primary failure.
 struct FixSuggestion {
   std::vector<std::pair<std::string, std::string>> changes;  // {"--max-model-len", "856"}; env vars as {"ENV", "K=V"}
+  std::string action;   // what to do when no flag changes (stop the process holding the GPU, ...)
   std::string command;  // the corrected `vllm serve` command ("" when no change of flags applies)
   std::string why;
   double confidence = 0.5;  // 0..1
@@ -170,6 +175,11 @@ struct DiagnoseOptions {
 // Scans one log and diagnoses it (the whole pipeline: scanner, diagnoser, fix planner).
 // Errors: those of LogScanner::create and LogScanner::scan.
 Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options = {});
+
+// The same with a scanner built once from `Diagnoser(kb).patterns()`: compiling the pattern
+// database is the costly step, so callers that diagnose many logs (servers, fuzzers) keep one.
+Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, LogScanner& scanner,
+                           const DiagnoseOptions& options = {});
 
 // The diagnosis as JSON (schema_version 1): primary {class, phase, line, message, facts}, findings,
 // run, fixes [{changes, command, why, confidence}], dead_ends, notes, warnings.

@@ -58,7 +58,9 @@ void print_text(const Diagnosis& d, bool color) {
     for (const auto& s : d.fixes) {
       std::vector<std::string> ch;
       for (const auto& [flag, value] : s.changes) ch.push_back(flag == "ENV" ? value : (value.empty() ? flag : flag + " " + value));
-      std::printf("  %d. %s  (confidence %.2f, %s)\n", ++i, ch.empty() ? "(no flag change)" : util::join(ch, " ").c_str(),
+      std::string what = ch.empty() ? s.action : util::join(ch, " ");
+      if (what.empty()) continue;  // neither a flag nor an action: nothing the user can do with it
+      std::printf("  %d. %s  (confidence %.2f, %s)\n", ++i, what.c_str(),
                   s.confidence, s.basis.c_str());
       std::printf("     why: %s\n", s.why.c_str());
       if (!s.command.empty()) std::printf("     %s\n", s.command.c_str());

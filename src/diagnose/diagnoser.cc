@@ -1,7 +1,10 @@
-// From matched lines to findings. The phase of an out-of-memory error is read from its context as
-// the taxonomy describes: frames of the current traceback first (the most specific phase wins,
-// because a capture or sampler warm-up runs inside the profile/dummy-run functions), then the last
-// startup landmark the log reached ("Model loading took", "Available KV cache memory", ...).
+// From matched lines to findings. The phase of an out-of-memory error is read from its context,
+// strongest evidence first: vLLM's own messages about the failure ("Engine loop is not running",
+// "while processing method determine_num_available_blocks"); the vLLM frames of the current
+// traceback, through the phase table in data/ (the most specific phase wins, because a capture or
+// sampler warm-up runs inside the profile/dummy-run functions); the last startup landmark the log
+// reached ("Model loading took", "Available KV cache memory", ...); the logger's source file
+// (serving_chat.py logs only while requests are served).
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -9,13 +12,15 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "diagnose/finding_refinement.h"
+#include "diagnose/phase_table.h"
 #include "headroom/diagnose.h"
 
 namespace headroom {
 
 namespace {
 
-enum class Role { signature, fact, evidence, anchor, traceback };
+enum class Role { signature, fact, evidence, anchor, traceback, frame, code, method, logger };
 
 struct PatternRef {
   Role role;
@@ -28,7 +33,6 @@ struct PatternRef {
 enum EvidencePhase : int { ev_startup_check, ev_weights, ev_profile, ev_kv_alloc, ev_graphs, ev_sampler, ev_runtime, ev_count };
 constexpr std::array<const char*, ev_count> k_evidence_phase = {
     "startup-free-memory-check", "weights-load", "profile-run", "kv-cache-alloc", "cuda-graph-capture", "sampler-warmup", "runtime"};
-constexpr std::array<int, ev_count> k_evidence_rank = {5, 6, 3, 4, 7, 8, 1};
 
 int evidence_phase_of(const std::string& phase) {
   for (int i = 0; i < ev_count; ++i)
@@ -74,16 +78,41 @@ std::string cut(std::string s, std::size_t max) {
 
 }  // namespace
 
+// The latest evidence of one kind for each phase.
+struct EvidenceSet {
+  std::array<std::int64_t, ev_count> line{};
+  std::array<std::string, ev_count> what{};
+
+  void set(int phase, std::int64_t at, std::string text) {
+    line[static_cast<std::size_t>(phase)] = at;
+    what[static_cast<std::size_t>(phase)] = std::move(text);
+  }
+  // The most specific phase with evidence at or after `from` (-1: none).
+  int best(std::int64_t from, const PhaseTable& table) const {
+    int best = -1;
+    for (int p = 0; p < ev_count; ++p) {
+      auto i = static_cast<std::size_t>(p);
+      if (line[i] == 0 || line[i] < from) continue;
+      if (best < 0 || table.rank(k_evidence_phase[i]) > table.rank(k_evidence_phase[static_cast<std::size_t>(best)])) best = p;
+    }
+    return best;
+  }
+};
+
 struct Diagnoser::Impl {
   const KnowledgeBase& kb;
+  const PhaseTable& table = PhaseTable::builtin();
   std::vector<std::string> regexes;
   std::vector<std::vector<PatternRef>> refs;
   std::vector<std::unique_ptr<RE2>> compiled;  // lazily, for captures
   VllmLogParser parser;
 
   // Context.
-  std::array<std::int64_t, ev_count> evidence_line{};
-  std::array<int, ev_count> evidence_pattern{};
+  EvidenceSet messages;  // vLLM's messages about the failure (knowledge-base phase evidence)
+  EvidenceSet frames;    // vLLM frames of tracebacks, through the phase table
+  std::int64_t logger_line = 0;
+  std::string logger_file;
+  std::int64_t added_request_line = 0;
   std::int64_t traceback_line = 0;
 
   struct Open {
@@ -107,6 +136,13 @@ struct Diagnoser::Impl {
       refs[static_cast<std::size_t>(it->second)].push_back(ref);
     };
     add(R"(Traceback \(most recent call last\))", {Role::traceback});
+    add(R"re(File "[^"\n]*", line \d+, in [\w<>.]+)re", {Role::frame});
+    add(R"(while processing method \w+)", {Role::method});
+    for (const auto& [code, phase] : table.code_lines())
+      if (int ev = evidence_phase_of(phase); ev >= 0) add(escape_literal(code), {Role::code, -1, -1, ev});
+    std::string loggers;
+    for (const auto& file : table.serving_loggers()) loggers += (loggers.empty() ? "" : "|") + escape_literal(file);
+    if (!loggers.empty()) add("[\\[ ](?:" + loggers + "):\\d+\\]", {Role::logger});
     const auto& anchors = VllmLogParser::anchors();
     for (std::size_t a = 0; a < anchors.size(); ++a) add(escape_literal(anchors[a]), {Role::anchor, -1, static_cast<int>(a)});
     const auto& records = kb.records();
@@ -178,42 +214,52 @@ struct Diagnoser::Impl {
   struct PhaseChoice {
     std::string phase;  // "" = unknown
     std::string basis;
-    bool from_frames = false;
+    std::string evidence = "none";  // message, frame, startup, logger, none
   };
 
   PhaseChoice context_phase(std::int64_t line) const {
     const LoggedRun& run = parser.run();
     std::int64_t window = traceback_line > 0 && line - traceback_line <= 400 ? traceback_line : line - 60;
     window = std::max(window, run.stage_line);
-    int best = -1;
-    for (int p = 0; p < ev_count; ++p) {
-      if (evidence_line[static_cast<std::size_t>(p)] == 0 || evidence_line[static_cast<std::size_t>(p)] < window) continue;
-      if (best < 0 || k_evidence_rank[static_cast<std::size_t>(p)] > k_evidence_rank[static_cast<std::size_t>(best)]) best = p;
+    // 1. vLLM's own messages about the failure; they may come just before the traceback
+    //    ("Exception in worker ... while processing method ...").
+    std::int64_t message_window = std::max(std::min(window, line - 60), run.stage_line);
+    if (int m = messages.best(message_window, table); m >= 0) {
+      auto i = static_cast<std::size_t>(m);
+      return {k_evidence_phase[i], "vLLM message " + messages.what[i] + " (line " + std::to_string(messages.line[i]) + ")",
+              "message"};
     }
-    if (best >= 0) {
-      auto b = static_cast<std::size_t>(best);
-      return {k_evidence_phase[b],
-              "'" + regexes[static_cast<std::size_t>(evidence_pattern[b])] + "' at line " + std::to_string(evidence_line[b]),
-              true};
+    // 2. The vLLM frames of the traceback.
+    if (int f = frames.best(window, table); f >= 0) {
+      auto i = static_cast<std::size_t>(f);
+      return {k_evidence_phase[i], "traceback frame " + frames.what[i] + " (line " + std::to_string(frames.line[i]) + ")",
+              "frame"};
     }
+    // 3. How far startup got.
     std::string after = " (the last startup landmark, line " + std::to_string(run.stage_line) + ")";
     switch (run.stage) {
       case StartupStage::serving:
-      case StartupStage::engine_ready: return {"runtime", "engine started" + after};
+      case StartupStage::engine_ready: return {"runtime", "engine started" + after, "startup"};
       case StartupStage::graphs_captured:
-        if (run.v1_engine == std::optional<bool>(false)) return {"runtime", "after CUDA graph capture" + after};
-        return {"sampler-warmup", "after CUDA graph capture, before the engine was ready" + after};
-      case StartupStage::capturing_graphs: return {"cuda-graph-capture", "during CUDA graph capture" + after};
+        if (run.v1_engine == std::optional<bool>(false)) return {"runtime", "after CUDA graph capture" + after, "startup"};
+        return {"sampler-warmup", "after CUDA graph capture, before the engine was ready" + after, "startup"};
+      case StartupStage::capturing_graphs: return {"cuda-graph-capture", "during CUDA graph capture" + after, "startup"};
       case StartupStage::kv_cache_sized:
-        if (run.flags.enforce_eager) return {"sampler-warmup", "after KV cache sizing, eager mode" + after};
-        return {"cuda-graph-capture", "after KV cache sizing" + after};
+        if (run.flags.enforce_eager) return {"sampler-warmup", "after KV cache sizing, eager mode" + after, "startup"};
+        return {"cuda-graph-capture", "after KV cache sizing" + after, "startup"};
       case StartupStage::weights_loaded:
-      case StartupStage::profiling: return {"profile-run", "after the weights were loaded" + after};
-      case StartupStage::loading_weights: return {"weights-load", "while loading weights" + after};
-      case StartupStage::configured: return {"weights-load", "engine configured, no 'Model loading took' line yet" + after};
+      case StartupStage::profiling: return {"profile-run", "after the weights were loaded" + after, "startup"};
+      case StartupStage::loading_weights: return {"weights-load", "while loading weights" + after, "startup"};
+      case StartupStage::configured:
+        if (logger_line > 0 && line - logger_line <= 60) break;  // a serving logger says more than the config line
+        return {"weights-load", "engine configured, no 'Model loading took' line yet" + after, "startup"};
       case StartupStage::not_started: break;
     }
-    return {"", "no frame or startup line places it"};
+    // 4. The logger's source file.
+    if (logger_line > 0 && line - logger_line <= 60)
+      return {"runtime", "logged by " + logger_file + " (line " + std::to_string(logger_line) + "), which logs while requests are served",
+              "logger"};
+    return {"", "no message, frame or startup line places it"};
   }
 
   // Picks the record a shared (by-phase) signature belongs to in `phase`.
@@ -232,8 +278,7 @@ struct Diagnoser::Impl {
   std::string concrete_phase(const std::string& phase, std::int64_t line) const {
     if (phase != "runtime") return phase;
     // A request added just before the failure is being prefilled.
-    bool added = evidence_line[ev_runtime] > 0 && line - evidence_line[ev_runtime] <= 60 &&
-                 regexes[static_cast<std::size_t>(evidence_pattern[ev_runtime])].find("Added request") != std::string::npos;
+    bool added = added_request_line > 0 && line - added_request_line <= 60;
     const bool near_startup = parser.run().stage_line > 0 && line - parser.run().stage_line <= 60;
     return (added || near_startup) ? "runtime-prefill" : "runtime-decode";
   }
@@ -278,9 +323,9 @@ struct Diagnoser::Impl {
       for (const auto& p : rec.phases)
         if (p == ctx || (choice.phase == "runtime" && p.rfind("runtime", 0) == 0)) phase = p;
       if (phase.empty()) phase = rec.phases.front();
-      if (phase == ctx) {
-      } else {
+      if (phase != ctx) {
         choice.basis = "the message belongs to this phase";
+        choice.evidence = "signature";
       }
     } else {
       phase = choice.phase.empty() ? "unknown" : concrete_phase(choice.phase, line_number);
@@ -306,6 +351,7 @@ struct Diagnoser::Impl {
     f.error_class = rec.id;
     f.phase = phase;
     f.phase_basis = choice.basis;
+    f.phase_evidence = choice.evidence;
     f.line = f.last_line = line_number;
     f.message = clean;
     f.out_of_memory = rec.out_of_memory;
@@ -328,16 +374,49 @@ struct Diagnoser::Impl {
     extract(id, clean_log_line(raw), f, f.line != open->line);
   }
 
+  // "File \"/x/vllm/v1/worker/gpu_model_runner.py\", line 4105, in _dummy_sampler_run"
+  void add_frame(std::int64_t line_number, std::string_view line) {
+    static const RE2 frame(R"re(File "([^"]*)", line \d+, in ([\w<>.]+))re");
+    std::string path, function;
+    if (!RE2::PartialMatch(line, frame, &path, &function)) return;
+    int phase = evidence_phase_of(std::string(table.frame_phase(path, function)));
+    if (phase < 0) return;
+    auto slash = path.find_last_of('/');
+    frames.set(phase, line_number, function + " in " + (slash == std::string::npos ? path : path.substr(slash + 1)));
+  }
+
+  // vLLM's "Exception in worker VllmWorkerProcess while processing method determine_num_available_blocks".
+  void add_method(std::int64_t line_number, std::string_view line) {
+    static const RE2 method(R"(while processing method (\w+))");
+    std::string function;
+    if (!RE2::PartialMatch(line, method, &function)) return;
+    int phase = evidence_phase_of(std::string(table.function_phase(function)));
+    if (phase >= 0) messages.set(phase, line_number, "'while processing method " + function + "'");
+  }
+
+  void add_logger(std::int64_t line_number, std::string_view line) {
+    static const RE2 header(R"([\[ ](\w+\.py):\d+\])");
+    std::string file;
+    if (!RE2::PartialMatch(line, header, &file) || !table.serving_logger(file)) return;
+    logger_line = line_number;
+    logger_file = file;
+  }
+
   void on_line(std::int64_t line_number, std::string_view line, const std::vector<int>& ids) {
     // Landmarks and evidence first, so a failure on this line sees them.
     for (int id : ids) {
       for (const auto& ref : refs[static_cast<std::size_t>(id)]) {
         if (ref.role == Role::traceback) traceback_line = line_number;
-        else if (ref.role == Role::anchor) parser.feed_matched(line_number, line, static_cast<std::size_t>(ref.pattern));
-        else if (ref.role == Role::evidence) {
-          evidence_line[static_cast<std::size_t>(ref.phase)] = line_number;
-          evidence_pattern[static_cast<std::size_t>(ref.phase)] = id;
+        else if (ref.role == Role::anchor) {
+          parser.feed_matched(line_number, line, static_cast<std::size_t>(ref.pattern));
+          if (VllmLogParser::anchors()[static_cast<std::size_t>(ref.pattern)] == "Added request") added_request_line = line_number;
         }
+        else if (ref.role == Role::evidence) messages.set(ref.phase, line_number, "'" + regexes[static_cast<std::size_t>(id)] + "'");
+        else if (ref.role == Role::frame) add_frame(line_number, line);
+        else if (ref.role == Role::code)
+          frames.set(ref.phase, line_number, "source line '" + regexes[static_cast<std::size_t>(id)] + "'");
+        else if (ref.role == Role::method) add_method(line_number, line);
+        else if (ref.role == Role::logger) add_logger(line_number, line);
       }
     }
     // One finding per line: the strongest signature on it.
@@ -386,7 +465,7 @@ Diagnosis Diagnoser::finish() {
   for (auto& f : impl.findings) {
     auto pools = f.facts.find("private_pools_gib");
     if (pools == f.facts.end() || pools->second <= 0 || !f.out_of_memory) continue;
-    if (f.phase_basis.rfind("'", 0) == 0) continue;  // placed by a frame
+    if (f.phase_evidence == "message" || f.phase_evidence == "frame") continue;  // placed by stronger evidence
     if (f.phase == "profile-run" || f.phase == "weights-load" || f.phase == "unknown" || f.phase == "kv-cache-alloc") {
       std::string phase = d.run.engine_started ? "runtime-decode" : "sampler-warmup";
       const KbRecord* rec = nullptr;
@@ -397,9 +476,28 @@ Diagnosis Diagnoser::finish() {
         f.error_class = rec->id;
         f.phase = phase;
         f.phase_basis = "torch reports memory in CUDA graph private pools, so graphs were already captured";
+        f.phase_evidence = "message";
       }
     }
   }
+  // A failure no evidence placed when it was read: use what came after it (consoles that show the
+  // newest line first put the startup lines below the error).
+  for (auto& f : impl.findings) {
+    if (!f.out_of_memory || f.phase != "unknown") continue;
+    auto choice = impl.context_phase(f.line);
+    if (choice.phase.empty()) continue;
+    std::string phase = impl.concrete_phase(choice.phase, f.line);
+    for (const auto& r : impl.kb.records()) {
+      if (!r.out_of_memory || r.patterns.empty() || r.patterns.front().match != MatchRule::by_phase) continue;
+      if (std::find(r.phases.begin(), r.phases.end(), phase) == r.phases.end()) continue;
+      f.error_class = r.id;
+      f.phase = phase;
+      f.phase_basis = choice.basis + ", read after the failure line";
+      f.phase_evidence = choice.evidence;
+      break;
+    }
+  }
+  refine_graph_estimate(impl.findings, impl.kb, d.run);
   std::vector<Finding> all = std::move(impl.findings);
   if (!all.empty()) {
     std::size_t best = 0;
@@ -415,24 +513,6 @@ Diagnosis Diagnoser::finish() {
   if (d.primary && !d.run.total_gib) {
     if (auto t = d.primary->facts.find("total_gib"); t != d.primary->facts.end()) d.run.total_gib = t->second;
   }
-  return d;
-}
-
-Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options) {
-  Diagnoser diagnoser(kb);
-  auto scanner = LogScanner::create(diagnoser.patterns());
-  if (!scanner) return tl::unexpected(scanner.error());
-  auto totals = (*scanner)->scan(
-      source, [&](std::int64_t n, std::string_view line, const std::vector<int>& ids) { diagnoser.on_line(n, line, ids); },
-      options.scan);
-  if (!totals) return tl::unexpected(totals.error());
-  Diagnosis d = diagnoser.finish();
-  d.source = source.name();
-  d.lines = totals->lines;
-  d.bytes = totals->bytes;
-  d.warnings = (*scanner)->warnings();
-  d.warnings.insert(d.warnings.end(), totals->warnings.begin(), totals->warnings.end());
-  plan_fixes(d, kb, options.fix);
   return d;
 }
 

@@ -69,7 +69,7 @@ nlohmann::json to_json(const Finding& f) {
   for (const auto& [k, v] : f.facts) facts[k] = v;
   for (const auto& [k, v] : f.text_facts) facts[k] = v;
   nlohmann::json j = {{"class", f.error_class},  {"phase", f.phase},
-                      {"phase_basis", f.phase_basis}, {"line", f.line},
+                      {"phase_basis", f.phase_basis}, {"phase_evidence", f.phase_evidence}, {"line", f.line},
                       {"message", f.message},    {"facts", facts},
                       {"out_of_memory", f.out_of_memory}, {"look_alike", f.look_alike},
                       {"severity", std::string(to_string(f.severity))}, {"occurrences", f.occurrences}};
@@ -103,7 +103,7 @@ nlohmann::json to_json(const Diagnosis& d) {
         changes[flag] = value.empty() ? nlohmann::json(true) : nlohmann::json(value);
       }
     }
-    j["fixes"].push_back({{"changes", changes}, {"command", s.command}, {"why", s.why}, {"confidence", s.confidence},
+    j["fixes"].push_back({{"changes", changes}, {"action", s.action}, {"command", s.command}, {"why", s.why}, {"confidence", s.confidence},
                           {"basis", s.basis}});
   }
   j["dead_ends"] = nlohmann::json::array();

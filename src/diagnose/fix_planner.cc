@@ -56,8 +56,10 @@ struct Planner {
   }
   int block_size() const { return run.flags.block_size.value_or(16); }
 
-  void add(Changes changes, std::string why, double confidence, std::string basis = "log arithmetic") {
+  void add(Changes changes, std::string why, double confidence, std::string basis = "log arithmetic",
+           std::string action = {}) {
     FixSuggestion s;
+    s.action = std::move(action);
     s.command = changes.empty() ? "" : serve_command(run, changes);
     s.changes = std::move(changes);
     s.why = std::move(why);
@@ -194,9 +196,9 @@ struct Planner {
           "the budget must fit in the " + gib(*free) + " that is free: floor((free - 0.1 GiB) / total, 2); check that " +
               gib(nu * *t) + " still holds the weights, activations and one max_model_len request",
           0.7);
-    add({}, "free the GPU: nvidia-smi --query-compute-apps=pid,used_memory --format=csv, then stop the stale process "
-            "(an old EngineCore, another instance) or pick another CUDA_VISIBLE_DEVICES",
-        0.8, "knowledge base");
+    add({}, "the memory is held by another process; vLLM cannot use it until that process ends", 0.8, "knowledge base",
+        "free the GPU: nvidia-smi --query-compute-apps=pid,used_memory --format=csv, then stop the stale process "
+        "(an old EngineCore, another instance) or pick another CUDA_VISIBLE_DEVICES");
   }
 
   void weights_load() {
@@ -284,6 +286,21 @@ struct Planner {
           0.5);
   }
 
+  void graph_estimate() {
+    auto estimate = fact(f, "cuda_graph_estimated_gib");
+    add({{"ENV", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"}},
+        "vLLM subtracted its CUDA-graph estimate" + (estimate ? " of " + gib(*estimate) : std::string()) +
+            " from the KV budget; without the estimate the graphs are captured outside the budget, as before v0.21",
+        0.8);
+    double nu = floor2(util() - 0.02);
+    if (nu > 0.05)
+      add({{"--gpu-memory-utilization", util_text(nu)}},
+          "a slightly lower budget leaves the graphs room outside it once the estimate is off, or shrinks what the "
+          "estimate must cover",
+          0.5);
+    add({{"--enforce-eager", ""}}, "without CUDA graphs there is nothing to estimate (decode gets slower)", 0.6);
+  }
+
   void unknown_oom() {
     other_processes();
     double u = util();
@@ -304,6 +321,7 @@ struct Planner {
     else if (c == "sampler_warmup_oom") sampler_warmup();
     else if (c == "runtime_oom") runtime();
     else if (c == "oom_phase_unknown") unknown_oom();
+    else if (c == "cuda_graph_estimate_no_kv_cache") graph_estimate();
     else if (c == "host_memory_exhausted") {
       if (auto cpu = fact(f, "cpu_memory_gib"))
         add({{"--swap-space", std::to_string(std::max(0, static_cast<int>(std::floor(0.4 * *cpu))))}},
@@ -418,8 +436,8 @@ void plan_fixes(Diagnosis& d, const KnowledgeBase& kb, const FixOptions& options
   if (!rec) return;
   if (d.fixes.empty())
     for (const auto& w : rec->workarounds)
-      d.fixes.push_back(FixSuggestion{{}, "", w.action + (w.how.empty() ? "" : ": " + w.how) +
-                                                  (w.condition.empty() ? "" : " (when " + w.condition + ")"),
+      d.fixes.push_back(FixSuggestion{{}, w.action + (w.how.empty() ? "" : ": " + w.how), "",
+                                      w.condition.empty() ? "the knowledge base's workaround" : "when " + w.condition,
                                       w.success_rate.value_or(rec->confidence * 0.5), "knowledge base"});
   d.dead_ends = rec->dead_ends;
 }

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 
 #include "headroom/diagnose.h"
+#include "headroom/log_normalizer.h"
 #include "util/strings.h"
 
 namespace headroom {
@@ -200,7 +201,7 @@ Result<std::unique_ptr<LogScanner>> LogScanner::create(const std::vector<std::st
 namespace {
 
 struct Hit {
-  std::size_t line_start;
+  std::size_t line_start;  // index of the normalised line
   std::int64_t line_number;
   int id;
 };
@@ -230,40 +231,46 @@ Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallba
   std::vector<Hit> hits;
   std::vector<int> ids;
 
-  // Scans [p, p+len): whole lines, the last one possibly without its newline.
-  auto scan_region = [&](const char* p, std::size_t len) {
+  // The normalised text of the lines read so far, one line per '\n', with the number of the input
+  // line each one starts on. Matching runs on this text, so colour codes, prefixes and terminal
+  // wraps cannot hide a signature, and the numbers still point into the original file.
+  std::string norm;
+  std::vector<std::pair<std::size_t, std::int64_t>> norm_lines;  // offset in norm, input line number
+  LogNormalizer normalizer(
+      [&](const NormalizedLine& line) {
+        norm_lines.emplace_back(norm.size(), line.first_line);
+        norm.append(line.text);
+        norm.push_back('\n');
+      },
+      max_line);
+
+  // Matches the normalised lines collected so far and hands the matching ones on.
+  auto match_normalized = [&]() {
+    if (norm.empty()) return;
+    const char* p = norm.data();
+    const std::size_t len = norm.size();
     hits.clear();
     ctx.matches.clear();
     if (m_impl->db) hs_scan(m_impl->db, p, static_cast<unsigned>(len), 0, m_impl->scratch, on_hs_match, &ctx);
-    std::sort(ctx.matches.begin(), ctx.matches.end());
-    std::size_t line_start = 0;
-    std::int64_t ln = line_number + 1;
+    auto line_of = [&](std::size_t offset) {
+      auto it = std::upper_bound(norm_lines.begin(), norm_lines.end(), offset,
+                                 [](std::size_t o, const auto& entry) { return o < entry.first; });
+      return static_cast<std::size_t>(it - norm_lines.begin()) - 1;
+    };
     for (auto [to, hs_id] : ctx.matches) {
       std::size_t last = to == 0 ? 0 : static_cast<std::size_t>(to - 1);
-      while (true) {
-        const void* nl = std::memchr(p + line_start, '\n', len - line_start);
-        if (!nl) break;
-        std::size_t pos = static_cast<std::size_t>(static_cast<const char*>(nl) - p);
-        if (pos >= last) break;
-        line_start = pos + 1;
-        ++ln;
-      }
-      hits.push_back({line_start, ln, m_impl->hs_ids[hs_id]});
+      std::size_t k = line_of(last);
+      hits.push_back({k, norm_lines[k].second, m_impl->hs_ids[hs_id]});
     }
-    if (!m_impl->fallback.empty()) {
-      std::size_t s = 0;
-      std::int64_t l = line_number + 1;
-      while (s < len) {
-        const void* nl = std::memchr(p + s, '\n', len - s);
-        std::size_t e = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - p) : len;
+    if (!m_impl->fallback.empty())
+      for (std::size_t k = 0; k < norm_lines.size(); ++k) {
+        std::size_t s = norm_lines[k].first;
+        std::size_t e = (k + 1 < norm_lines.size() ? norm_lines[k + 1].first : len) - 1;
         std::string_view line(p + s, e - s);
         for (auto& [index, re] : m_impl->fallback)
-          if (RE2::PartialMatch(line, *re)) hits.push_back({s, l, index});
-        s = e + 1;
-        ++l;
+          if (RE2::PartialMatch(line, *re)) hits.push_back({k, norm_lines[k].second, index});
       }
-      std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.line_start < b.line_start; });
-    }
+    std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.line_start < b.line_start; });
     for (std::size_t i = 0; i < hits.size();) {
       std::size_t j = i;
       ids.clear();
@@ -271,20 +278,26 @@ Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallba
         if (std::find(ids.begin(), ids.end(), hits[j].id) == ids.end()) ids.push_back(hits[j].id);
         ++j;
       }
-      std::size_t s = hits[i].line_start;
-      const void* nl = std::memchr(p + s, '\n', len - s);
-      std::size_t e = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - p) : len;
-      if (e > s && p[e - 1] == '\r') --e;
+      std::size_t k = hits[i].line_start;
+      std::size_t s = norm_lines[k].first;
+      std::size_t e = (k + 1 < norm_lines.size() ? norm_lines[k + 1].first : len) - 1;
       on_line(hits[i].line_number, std::string_view(p + s, e - s), ids);
       i = j;
     }
-    // Count the lines of the region.
-    std::int64_t newlines = 0;
-    for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\n', static_cast<std::size_t>(p + len - q))));
-         ++q)
-      ++newlines;
-    line_number += newlines;
-    if (len > 0 && p[len - 1] != '\n') ++line_number;  // the last line had no newline
+    norm.clear();
+    norm_lines.clear();
+  };
+
+  // Feeds the whole lines of [p, p+len) to the normaliser, the last one possibly without its newline.
+  auto scan_region = [&](const char* p, std::size_t len) {
+    std::size_t s = 0;
+    while (s < len) {
+      const void* nl = std::memchr(p + s, '\n', len - s);
+      std::size_t e = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - p) : len;
+      normalizer.feed(++line_number, std::string_view(p + s, e - s));
+      s = e + 1;
+    }
+    match_normalized();
   };
 
   auto truncated_line = [&](const char* p) {
@@ -355,6 +368,8 @@ Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallba
     if (options.progress) options.progress(source.position().value_or(static_cast<std::uint64_t>(totals.bytes)), source.size());
   }
   if (carry > 0 && !skipping) scan_region(buf.data(), carry);
+  normalizer.finish();
+  match_normalized();
   if (long_lines > 3)
     totals.warnings.push_back(util::with_commas(long_lines) + " lines were longer than " +
                               util::with_commas(static_cast<long long>(max_line)) + " bytes and were cut");
