@@ -23,7 +23,7 @@ using engine::dtype_bytes;
 
 bool has_state_layers(const ModelSpec& m) {
   return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(),
-                     [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::linear_attention; });
+                     [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::linear_attention || k == LayerKind::kda_attention; });
 }
 
 bool has_kind(const ModelSpec& m, LayerKind kind) {
