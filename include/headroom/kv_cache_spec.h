@@ -15,6 +15,14 @@ namespace headroom {
 enum class KvSpecType { full_attention, sliding_window, chunked_local, mla, mamba, cross_attention };
 std::string_view to_string(KvSpecType type);
 
+// How the KV bytes of a token are laid out beyond plain elements (vllm/v1/kv_cache_interface.py,
+// KVQuantMode and MLAAttentionSpec.cache_dtype_str).
+enum class KvQuant {
+  none,            // element_bytes per value
+  per_token_head,  // int8/fp8_per_token_head: + 2 fp32 scales per token and head
+  nvfp4,           // per head d/2 + d/16 bytes (fp4 data + fp8 block scales), for K and for V
+};
+
 struct LayerKvSpec {
   KvSpecType type = KvSpecType::full_attention;
   int block_size = 16;
@@ -27,6 +35,12 @@ struct LayerKvSpec {
   Bytes mamba_state_bytes = 0;   // Σ state tensor bytes (mamba)
   Bytes page_size_padded = 0;    // overrides the computed page when set (mamba alignment)
   std::int64_t max_encoder_tokens = 0;  // cross_attention: encoder tokens one request holds
+  KvQuant quant = KvQuant::none;
+  bool latent = false;           // one vector per token, no K/V doubling (MLA, indexer, V4 SWA)
+  int compress_ratio = 1;        // DeepSeek-V4: tokens per stored entry (block_size / ratio stored)
+  int state_content_bytes = 0;   // packed bytes per stored token (fp8_ds_mla: 656 V3.2, 584 V4); 0 = from heads
+  int alignment = 0;             // page rounded up to a multiple of this (DeepSeek-V4); 0 = none
+  int mamba_pages_per_request = 1;  // mamba: 1 (cache mode none), 2 (align, v0.28+)
 
   // Bytes of one block of this layer.
   Bytes page_bytes() const;
@@ -49,6 +63,8 @@ struct KvCacheConfig {
   bool uniform_type = false;  // same type, different shapes: one group, page = Σ layer pages
   Bytes uniform_page_sum = 0;
   int padding_layers = 0;     // "Add N padding layers" slots
+  bool layer_tuples = false;  // DeepSeek-V4: every group gets num_blocks pages; a block is one page of each layer
+  bool per_group_rounding = false;  // #48317 (v0.26+): each group's need is rounded up to pages on its own
   std::string error;          // set when vLLM would refuse the layout (pages that cannot be aligned)
   bool empty() const { return groups.empty(); }
 };
@@ -57,6 +73,10 @@ struct KvCacheConfig {
 // round-robin groups of hybrid models, UniformType for same-type different-shape layers).
 // Block sizes of smaller-page layers are scaled up so every group has the same page size.
 KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers);
+
+// DeepSeek-V4's packed layout: the layers' specs bucketed into groups, one block = one page of
+// every layer (vllm/v1/core/kv_cache_utils.py, all-UniformTypeKVCacheSpecs layer tuples).
+KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& layers);
 
 // floor(floor(available / page) / group_size), ≥ 0. A model without KV layers gets the single
 // null block vLLM allocates.

@@ -29,7 +29,8 @@ enum class LayerKind {
   chunked_attention,  // Llama 4 chunked local attention, chunk = ModelSpec::attention_chunk_size
   cross_attention,    // Llama 3.2 Vision cross-attention layers
   mamba,              // Mamba / Mamba-2 state
-  linear_attention,   // Gated DeltaNet / linear attention state (Qwen3-Next)
+  linear_attention,   // Gated DeltaNet / linear attention state (Qwen3-Next, Qwen3.5)
+  kda_attention,      // Kimi Delta Attention state (Kimi-Linear, Kimi K3)
   no_attention,       // MLP-only layers (Nemotron-H '-' layers)
 };
 std::string_view to_string(LayerKind kind);
@@ -60,6 +61,24 @@ struct MlaConfig {
   int qk_rope_head_dim = 0;
   int qk_nope_head_dim = 0;
   int v_head_dim = 0;
+  // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a lightning indexer caches one key of
+  // index_head_dim per token per layer beside the latent (0 = no indexer).
+  int index_head_dim = 0;
+  int index_n_heads = 0;
+  int index_topk = 0;
+  // GLM-5.2 indexer_types: "shared" layers reuse the previous "full" layer's top-k and keep no
+  // indexer cache; empty = every layer has its own indexer.
+  std::vector<bool> indexer_cached;
+  // DeepSeek-V4 compressed MLA: one ratio per decoder layer (0 or 1 = sliding window only,
+  // 4 = compressed sparse attention with an indexer, 128 = heavily compressed); empty = not V4.
+  std::vector<int> compress_ratios;
+};
+
+// KV shape of the attention layers of one kind when it differs from the model-wide one.
+struct AttentionShape {
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int v_head_dim = 0;  // 0 = same as head_dim
 };
 
 // State sizes of Mamba-2 and Gated DeltaNet layers in hybrid models.
@@ -81,6 +100,10 @@ struct HybridConfig {
   int linear_value_head_dim = 0;
   int linear_conv_kernel_dim = 0;
   int full_attention_interval = 0;
+  // Kimi Delta Attention (Kimi-Linear, Kimi K3): linear_attn_config
+  int kda_num_heads = 0;
+  int kda_head_dim = 0;
+  int kda_conv_kernel = 0;
   // Nemotron-H hybrid_override_pattern, one character per layer: M Mamba-2, * attention,
   // - MLP only, E MoE ("" when the model has no such pattern).
   std::string layer_pattern;
@@ -147,6 +170,10 @@ struct ModelSpec {
   std::optional<int> sliding_window;         // window size of the sliding layers
   std::optional<int> attention_chunk_size;   // Llama 4
   std::vector<LayerKind> layer_kinds;        // one per decoder layer; empty means all full attention
+  int v_head_dim = 0;                        // V head size when it differs from head_dim (MiMo-V2); 0 = same
+  std::optional<AttentionShape> full_attention_shape;     // Gemma 4 global layers (global_head_dim, num_global_key_value_heads)
+  std::optional<AttentionShape> sliding_attention_shape;  // MiMo-V2-Flash sliding layers (swa_*)
+  int num_kv_shared_layers = 0;              // Gemma 4 / 3n: the last N layers reuse earlier layers' KV cache
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::optional<HybridConfig> hybrid;

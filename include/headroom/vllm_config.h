@@ -25,6 +25,7 @@ struct VllmFlags {
   bool max_model_len_auto = false;
   std::optional<double> gpu_memory_utilization;
   std::optional<int> max_num_seqs;
+  std::optional<int> max_num_active_seqs;  // v0.31: running-request cap; startup accounting unchanged (unverified)
   std::optional<int> max_num_batched_tokens;
   std::optional<std::string> kv_cache_dtype;  // auto, fp8, fp8_e4m3, fp8_e5m2, bfloat16, ...
   std::optional<std::string> dtype;           // auto, half, float16, bfloat16, float, float32

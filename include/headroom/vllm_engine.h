@@ -114,6 +114,8 @@ struct KvUncertainty {
 
 struct Prediction {
   VllmVersion version;
+  VllmVersion rules_version;  // the version whose rules were applied (≤ VllmVersion::newest_described())
+  std::string modelled_with;  // "v0.33 modelled with v0.31 rules" when they differ, else ""
   ResolvedSettings settings;
   MemoryBreakdown memory;               // the pipeline stage with the fewest KV blocks (sets num_gpu_blocks)
   std::vector<MemoryBreakdown> stages;  // every pipeline stage, first to last (rank 0 is stages[0])

@@ -21,8 +21,12 @@ struct VllmVersion {
   // ("0.11.0+cu128"). Errors: invalid_argument naming the expected form.
   static Result<VllmVersion> parse(std::string_view text);
 
-  // The newest version whose behaviour headroom models; the default for --vllm-version.
+  // The newest version headroom accepts as its default for --vllm-version (what `pip install
+  // vllm` gives today).
   static VllmVersion newest_modelled();
+  // The newest version whose code the accounting rules were read from; later versions are
+  // modelled with its rules ("v0.33 modelled with v0.31 rules").
+  static VllmVersion newest_described();
 
   std::string to_string() const;  // "0.19.0", "0.10.1.1", "0.6.4.post1"
 

@@ -1,6 +1,7 @@
 // Startup-line parser. Templates by version are in the memory-model notes (§7): V1 lines carry a
 // "[file.py:LINE]" prefix, V0 lines "file.py:LINE]"; GiB figures come as "%.2f" or Python's
 // round(x, 2) ("5.0"), token counts with or without thousands separators.
+#include <cmath>
 #include <re2/re2.h>
 
 #include <charconv>
@@ -45,6 +46,8 @@ enum Handler : int {
   h_block_size,
   h_bf16_gpu,
   h_torch_total,
+  h_graph_profiling_enabled,
+  h_mamba_align,
 };
 
 struct Anchor {
@@ -75,6 +78,10 @@ const std::vector<Anchor>& anchor_table() {
       {"Graph capturing finished", h_graph_finished},
       {"CUDA graph pool memory: ", h_graph_pool},
       {"Estimated CUDA graph memory: ", h_graph_estimate},
+      // v0.29+ model runner v2 estimate (#53306); the wording is from a stored fork of it.
+      {"Estimated MRV2 CUDA graph memory: ", h_graph_estimate},
+      {"CUDA graph memory profiling is enabled", h_graph_profiling_enabled},
+      {"Mamba cache mode is set to 'align'", h_mamba_align},
       {"worker init memory snapshot:", h_init_snapshot},
       {"Initial free memory: ", h_initial_free},
       {") on startup", h_free_on_startup},
@@ -173,7 +180,10 @@ void apply_setting(LoggedRun& run, std::string_view key_view, std::string_view r
       if (*v == -1) f.max_model_len_auto = true;
       else f.max_model_len = *v;
     }
-  } else if (key == "gpu_memory_utilization") { f.gpu_memory_utilization = to_double(value); }
+  } else if (key == "gpu_memory_utilization" || key == "device_memory_utilization") {
+    // v0.31 accepts --device-memory-utilization as an alias (#56547).
+    f.gpu_memory_utilization = to_double(value);
+  } else if (key == "max_num_active_seqs") set_int(f.max_num_active_seqs);
   else if (key == "tensor_parallel_size") set_int(f.tensor_parallel_size);
   else if (key == "pipeline_parallel_size") set_int(f.pipeline_parallel_size);
   else if (key == "data_parallel_size") set_int(f.data_parallel_size);
@@ -181,7 +191,7 @@ void apply_setting(LoggedRun& run, std::string_view key_view, std::string_view r
   else if (key == "max_num_batched_tokens") set_int(f.max_num_batched_tokens);
   else if (key == "block_size") set_int(f.block_size);
   else if (key == "num_gpu_blocks_override") set_int(f.num_gpu_blocks_override);
-  else if (key == "kv_cache_dtype") f.kv_cache_dtype = value;
+  else if (key == "kv_cache_dtype" || key == "cache_dtype") f.kv_cache_dtype = value;
   else if (key == "dtype") f.dtype = value.rfind("torch.", 0) == 0 ? value.substr(6) : value;
   else if (key == "quantization") f.quantization = value;
   else if (key == "enforce_eager") { if (auto b = to_bool(value)) f.enforce_eager = *b; }
@@ -366,10 +376,15 @@ void VllmLogParser::apply(std::size_t anchor, std::string_view s) {
       static const RE2 peak(R"(torch peak memory increase: (-?[\d.]+) ?GiB)");
       static const RE2 non_torch(R"(non-torch forward increase memory: (-?[\d.]+) ?GiB)");
       static const RE2 weights(R"(weights memory: ([\d.]+) ?GiB)");
+      // v0.26+ (#49208): "total consumed (from mem_get_info)" replaces the non-torch figure; the
+      // device free-memory drop covers weights plus everything else that stayed allocated.
+      static const RE2 consumed(R"(total consumed \(from mem_get_info\): (-?[\d.]+) ?GiB)");
       if (auto v = capture_double(non_kv, s)) r.non_kv_total_gib = v;
       if (auto v = capture_double(peak, s)) r.activation_peak_gib = v;
       if (auto v = capture_double(non_torch, s)) r.non_torch_gib = v;
       if (auto v = capture_double(weights, s)) r.weights_gib = v;
+      if (auto c = capture_double(consumed, s); c && !r.non_torch_gib && r.weights_gib)
+        r.non_torch_gib = std::round((*c - *r.weights_gib) * 100.0) / 100.0;
       advance(StartupStage::weights_loaded);
       return;
     }
@@ -456,7 +471,7 @@ void VllmLogParser::apply(std::size_t anchor, std::string_view s) {
       return;
     }
     case h_graph_estimate: {
-      static const RE2 re(R"(Estimated CUDA graph memory: ([\d.]+) ?GiB)");
+      static const RE2 re(R"(Estimated (?:MRV2 )?CUDA graph memory: ([\d.]+) ?GiB)");
       if (auto v = capture_double(re, s)) r.cuda_graph_estimated_gib = v;
       return;
     }
@@ -483,6 +498,9 @@ void VllmLogParser::apply(std::size_t anchor, std::string_view s) {
       static const RE2 util_re(R"(utilization (?:is )?\(([\d.]+), ([\d.]+) GiB\))");
       static const RE2 mrv2(
           R"(Actual usage is ([\d.]+) GiB for weight, ([\d.]+) GiB for peak activation, ([\d.]+) GiB for non-torch memory, and ([\d.]+) GiB for CUDAGraph memory)");
+      // v0.26+ wording (#47374 at INFO, #49208): consumed memory replaces weight and non-torch.
+      static const RE2 consumed(
+          R"(Actual usage is ([\d.]+) GiB for consumed memory \(weights \+ non-torch\), ([\d.]+) GiB for peak activation, and ([\d.]+) GiB for CUDAGraph memory)");
       static const RE2 kv_fit(R"(--kv-cache-memory=(\d+)`? \([\d.]+ GiB\) to fit into requested memory)");
       static const RE2 kv_full(R"(--kv-cache-memory=(\d+)`? \([\d.]+ GiB\) to fully utilize)");
       static const RE2 kv_now(R"(Current kv cache memory in use is ([\d.]+) GiB)");
@@ -501,11 +519,27 @@ void VllmLogParser::apply(std::size_t anchor, std::string_view s) {
         r.cuda_graph_gib = to_double(g);
         advance(StartupStage::graphs_captured);
       }
+      if (RE2::PartialMatch(s, consumed, &w, &a, &g)) {
+        if (r.weights_gib && !r.non_torch_gib) r.non_torch_gib = std::round((to_double(w).value_or(0) - *r.weights_gib) * 100.0) / 100.0;
+        r.activation_peak_gib = to_double(a);
+        r.cuda_graph_gib = to_double(g);
+        advance(StartupStage::graphs_captured);
+      }
       if (auto v = capture_double(kv_fit, s)) r.kv_cache_memory_fit_bytes = static_cast<std::int64_t>(*v);
       if (auto v = capture_double(kv_full, s)) r.kv_cache_memory_full_bytes = static_cast<std::int64_t>(*v);
       if (auto v = capture_double(kv_now, s)) r.kv_cache_gib = v;
       return;
     }
+    case h_graph_profiling_enabled: {
+      // "The current --gpu-memory-utilization=%.4f is equivalent to ..." (gpu_worker.py, v0.21+).
+      static const RE2 re(R"(The current --gpu-memory-utilization=([\d.]+))");
+      if (auto v = capture_double(re, s)) r.flags.gpu_memory_utilization = v;
+      return;
+    }
+    case h_mamba_align:
+      // v0.28 (#50991): hybrid models start with prefix caching on in align mode.
+      r.flags.enable_prefix_caching = true;
+      return;
     case h_capturing: advance(StartupStage::capturing_graphs); return;
     case h_loading: advance(StartupStage::loading_weights); return;
     case h_profiling:

@@ -22,11 +22,28 @@ Bytes LayerKvSpec::page_bytes() const {
   if (page_size_padded > 0) return page_size_padded;
   if (type == KvSpecType::mamba) return mamba_state_bytes;
   const int hv = head_size_v > 0 ? head_size_v : head_size;
-  // kv_cache_interface.py: AttentionSpec page = block_size × heads × (K + V head sizes) × dtype;
-  // MLA stores one latent vector per token (no K/V doubling).
-  double per_token = type == KvSpecType::mla ? static_cast<double>(num_kv_heads) * head_size * element_bytes
-                                             : static_cast<double>(num_kv_heads) * (head_size + hv) * element_bytes;
-  return static_cast<Bytes>(static_cast<double>(block_size) * per_token);
+  // kv_cache_interface.py (vLLM main 2026-08, 001cabc): FullAttentionSpec page = block_size ×
+  // heads × (K + V head sizes) × dtype; MLAAttentionSpec stores one latent per token; fp8_ds_mla
+  // packs 656 bytes per token (V3.2) and DeepSeek-V4 584 per stored token, block_size /
+  // compress_ratio of them per block, padded up to `alignment`.
+  const std::int64_t stored = block_size / std::max(1, compress_ratio);
+  double per_token = 0;
+  if (state_content_bytes > 0) {
+    per_token = static_cast<double>(num_kv_heads) * state_content_bytes;
+  } else if (quant == KvQuant::nvfp4) {
+    // nvfp4_kv_cache_full_dim(d) = d/2 data + d/16 fp8 scales, uint8 elements.
+    auto full_dim = [](int d) { return d / 2 + d / 16; };
+    per_token = static_cast<double>(num_kv_heads) * (full_dim(head_size) + (latent || type == KvSpecType::mla ? 0 : full_dim(hv)));
+  } else if (latent || type == KvSpecType::mla) {
+    per_token = static_cast<double>(num_kv_heads) * head_size * element_bytes;
+  } else {
+    per_token = static_cast<double>(num_kv_heads) * (head_size + hv) * element_bytes;
+  }
+  Bytes page = static_cast<Bytes>(static_cast<double>(stored) * per_token);
+  // AttentionSpec.page_size_bytes: per-token-head scales, 2 fp32 per token and head.
+  if (quant == KvQuant::per_token_head) page += 2 * static_cast<Bytes>(block_size) * num_kv_heads * 4;
+  if (alignment > 0) page = ceil_div(page, static_cast<Bytes>(alignment)) * alignment;
+  return page;
 }
 
 Bytes LayerKvSpec::max_memory_usage_bytes(std::int64_t max_model_len, std::int64_t in_flight_tokens,
@@ -44,7 +61,8 @@ Bytes LayerKvSpec::max_memory_usage_bytes(std::int64_t max_model_len, std::int64
       std::int64_t tokens = std::min<std::int64_t>(attention_chunk_size + in_flight_tokens, max_model_len);
       return ceil_div(tokens, block_size) * page;
     }
-    case KvSpecType::mamba: return page;  // one state per request (mamba cache mode "none")
+    // MambaSpec: one state per request in cache mode "none", two in "align" (prefix caching on).
+    case KvSpecType::mamba: return page * std::max(1, mamba_pages_per_request);
     case KvSpecType::cross_attention:
       return ceil_div(std::max(max_encoder_tokens, this->max_encoder_tokens), block_size) * page;
   }
@@ -55,7 +73,9 @@ bool LayerKvSpec::same_as(const LayerKvSpec& o) const {
   return type == o.type && block_size == o.block_size && num_kv_heads == o.num_kv_heads && head_size == o.head_size &&
          head_size_v == o.head_size_v && element_bytes == o.element_bytes && sliding_window == o.sliding_window &&
          attention_chunk_size == o.attention_chunk_size && mamba_state_bytes == o.mamba_state_bytes &&
-         page_size_padded == o.page_size_padded && max_encoder_tokens == o.max_encoder_tokens;
+         page_size_padded == o.page_size_padded && max_encoder_tokens == o.max_encoder_tokens && quant == o.quant &&
+         latent == o.latent && compress_ratio == o.compress_ratio && state_content_bytes == o.state_content_bytes &&
+         alignment == o.alignment && mamba_pages_per_request == o.mamba_pages_per_request;
 }
 
 KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers) {
@@ -132,9 +152,25 @@ KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers) {
   return config;
 }
 
+KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& layers) {
+  KvCacheConfig config;
+  config.layer_tuples = true;
+  config.group_size = 1;
+  for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
+    config.uniform_page_sum += layers[i].page_bytes();
+    auto it = std::find_if(config.groups.begin(), config.groups.end(),
+                           [&](const KvCacheGroup& g) { return g.spec.same_as(layers[i]); });
+    if (it == config.groups.end()) config.groups.push_back({layers[i], {i}});
+    else it->layers.push_back(i);
+  }
+  config.page_bytes = config.uniform_page_sum;
+  return config;
+}
+
 std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available) {
   if (config.empty()) return 1;  // attention-free models: only the null block
   if (available <= 0) return 0;
+  if (config.layer_tuples) return available / config.uniform_page_sum;
   if (config.uniform_type) return available / config.uniform_page_sum;
   return (available / config.page_bytes) / config.group_size;
 }
@@ -147,16 +183,35 @@ Bytes need_per_group_sum(const KvCacheConfig& config, std::int64_t max_model_len
   return sum;
 }
 
+// Layer tuples: each group has its own pool of num_blocks pages, so a request needs as many
+// blocks as its most demanding group.
+std::int64_t tuple_blocks(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
+  std::int64_t most = 0;
+  for (const auto& g : config.groups)
+    most = std::max<std::int64_t>(most, ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), g.spec.page_bytes()));
+  return most;
+}
+
 }  // namespace
 
 std::int64_t blocks_per_request(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
   if (config.empty()) return 0;
+  if (config.layer_tuples) return tuple_blocks(config, max_model_len, in_flight);
   if (config.uniform_type) return ceil_div(max_model_len, config.groups[0].spec.block_size);
+  if (config.per_group_rounding) {
+    // kv_cache_utils.py get_max_concurrency_for_kv_cache_config (#48317, v0.26):
+    // Σ_groups cdiv(max_memory_usage_bytes, page_size_bytes).
+    std::int64_t blocks = 0;
+    for (const auto& g : config.groups)
+      blocks += ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), config.page_bytes);
+    return blocks;
+  }
   return ceil_div(need_per_group_sum(config, max_model_len, in_flight), config.page_bytes);
 }
 
 Bytes kv_bytes_needed(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
   if (config.empty()) return 0;
+  if (config.layer_tuples) return tuple_blocks(config, max_model_len, in_flight) * config.uniform_page_sum;
   if (config.uniform_type) return ceil_div(max_model_len, config.groups[0].spec.block_size) * config.uniform_page_sum;
   // _check_enough_kv_cache_memory: group_size × page × Σ_g ceil(need_g / page).
   Bytes blocks = 0;

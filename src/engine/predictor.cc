@@ -10,6 +10,7 @@
 #include "engine/startup_checks.h"
 #include "engine/uncertainty.h"
 #include "engine/vllm_defaults.h"
+#include "engine/vllm_eras.h"
 #include "engine/vllm_messages.h"
 #include "engine/weights.h"
 #include "headroom/kv_cache_spec.h"
@@ -24,7 +25,7 @@ using engine::dtype_bytes;
 
 bool has_state_layers(const ModelSpec& m) {
   return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(),
-                     [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::linear_attention; });
+                     [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::linear_attention || k == LayerKind::kda_attention; });
 }
 
 bool has_kind(const ModelSpec& m, LayerKind kind) {
@@ -120,6 +121,9 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   Prediction p;
   p.version = requested_version;
   if (v0_by_env) p.notes.push_back("VLLM_USE_V1=0: the V0 engine's accounting (as in v0.7.3) is used");
+  const engine::EraRules era = engine::era_rules(version, model);
+  p.rules_version = era.rules;
+  p.modelled_with = era.modelled_with;
   ResolvedSettings& s = p.settings;
   s.usage_context = flags.usage_context;
   s.tensor_parallel_size = flags.tensor_parallel_size.value_or(1);
@@ -154,6 +158,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     s.kv_cache_dtype = "fp8";
     p.notes.push_back("the checkpoint declares an fp8 KV cache, so kv_cache_dtype auto resolves to fp8");
   }
+  s.kv_cache_dtype = engine::sparse_mla_kv_cache_dtype(model, s.kv_cache_dtype, p.notes);
   const double kv_bytes = kv_element_bytes(s.kv_cache_dtype, model_bytes);
 
   const std::int64_t derived_len = engine::derived_max_model_len(model);
@@ -164,7 +169,10 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   const bool state_model = has_state_layers(model);
   if (v1) {
     s.enable_chunked_prefill = flags.enable_chunked_prefill.value_or(true);
-    s.enable_prefix_caching = flags.enable_prefix_caching.value_or(!state_model && !model.is_encoder_decoder);
+    // Hybrid (Mamba / linear-attention) models keep prefix caching off by default until v0.28,
+    // which turns it on in Mamba cache mode "align" (#50991).
+    s.enable_prefix_caching =
+        flags.enable_prefix_caching.value_or((!state_model || era.hybrid_prefix_caching_align) && !model.is_encoder_decoder);
   } else {
     s.enable_chunked_prefill = flags.enable_chunked_prefill.value_or(s.max_model_len > 32768 && !model.sliding_window);
     s.enable_prefix_caching = flags.enable_prefix_caching.value_or(false);
@@ -179,6 +187,13 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   s.block_size = flags.block_size.value_or(16);
   if (!flags.block_size && model.mla && v1 && version < VllmVersion{0, 12})
     s.block_size = gpus.gpu.architecture == "Blackwell" ? 128 : 64;
+  // Sparse MLA (DeepSeek-V3.2, GLM-5): FLASHMLA_SPARSE supports only 64-token blocks.
+  if (!flags.block_size && model.mla && model.mla->index_head_dim > 0 && v1) s.block_size = 64;
+  if (era.graph_estimate_is_zero && s.estimate_cuda_graphs) {
+    s.estimate_cuda_graphs = false;
+    p.notes.push_back("model runner v2 runs this model and reserves no CUDA graph memory before v0.29 (#49224): "
+                      "nothing is subtracted for graphs before the KV cache");
+  }
 
   auto fail = [&](Failure f) {
     if (!p.failure) p.failure = std::move(f);
@@ -212,7 +227,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   auto stages = cached_stage_weights(model, plan);
   p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
 
-  const auto capture_sizes = engine::cudagraph_capture_sizes(version, s.max_num_seqs, s.max_num_batched_tokens);
+  const auto capture_sizes = engine::cudagraph_capture_sizes(version, s.max_num_seqs, s.max_num_batched_tokens,
+                                                              engine::is_sm100_family(gpus.gpu));
   const int num_graphs = s.enforce_eager ? 0 : engine::num_cuda_graphs(version, capture_sizes, s.max_num_seqs);
 
   // Hybrid KV manager: on in V1 except for chunked local attention (Llama 4) by default.
@@ -275,11 +291,15 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     kin.max_encoder_tokens = s.max_num_batched_tokens;
     kin.first_layer = sw.first_layer;
     kin.end_layer = sw.end_layer;
+    kin.kv_cache_dtype = s.kv_cache_dtype;
+    // Mamba cache mode "align" (prefix caching on, v0.28+): two state pages per request.
+    kin.mamba_pages_per_request = era.hybrid_prefix_caching_align && s.enable_prefix_caching ? 2 : 1;
     auto layers = engine::build_kv_layers(model, kin);
     for (auto& n : layers.notes)
       if (st == 0) p.notes.push_back(n);
     r.block_size = layers.attention_block_size;
-    r.kv = group_kv_cache_specs(layers.specs);
+    r.kv = layers.layer_tuples ? group_layer_tuples(layers.specs) : group_kv_cache_specs(layers.specs);
+    r.kv.per_group_rounding = era.per_group_capacity;
     r.num_blocks = num_blocks_for(r.kv, r.available);
     results.push_back(std::move(r));
   }
@@ -329,11 +349,19 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     int attn_layers = 0;
     for (const auto& g : w.kv.groups)
       if (g.spec.type != KvSpecType::mamba) attn_layers += static_cast<int>(g.layers.size());
+    // The first attention group describes the layout (a hybrid's first group may be a state group).
     const KvCacheGroup* first = w.kv.groups.empty() ? nullptr : &w.kv.groups[0];
+    for (const auto& g : w.kv.groups)
+      if (g.spec.type != KvSpecType::mamba) {
+        first = &g;
+        break;
+      }
     if (first) {
       LayerKvSpec one = first->spec;
       one.block_size = 1;
       kv.bytes_per_token = one.type == KvSpecType::mamba ? 0 : one.page_bytes() * attn_layers;
+      // One block holds a page of every layer (sparse MLA latent + indexer, DeepSeek-V4 tuples).
+      if (w.kv.uniform_type || w.kv.layer_tuples) kv.bytes_per_token = w.kv.uniform_page_sum / std::max(1, s.block_size);
       kv.description = std::to_string(attn_layers) + " attention layers";
       if (model.mla) kv.description += ", MLA latent " + std::to_string(first->spec.head_size);
       else kv.description += ", " + std::to_string(first->spec.num_kv_heads) + " KV heads × " + std::to_string(first->spec.head_size);

@@ -138,14 +138,18 @@ const std::vector<FlagSpec>& flag_table() {
       f.max_model_len_auto = false;
       return {};
     }));
-    t.push_back(value_flag({"--gpu-memory-utilization"},
+    // v0.31 adds --device-memory-utilization as an alias with the same destination (#56547).
+    t.push_back(value_flag({"--gpu-memory-utilization", "--device-memory-utilization"},
                            [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
                              auto d = parse_double(flag, v);
                              if (!d) return tl::unexpected(d.error());
                              f.gpu_memory_utilization = *d;
                              return {};
                            }));
-    t.push_back(value_flag({"--kv-cache-dtype"}, string_into(&VllmFlags::kv_cache_dtype)));
+    // --cache-dtype is the name v0.28 deprecated in favour of --kv-cache-dtype.
+    t.push_back(value_flag({"--kv-cache-dtype", "--cache-dtype"}, string_into(&VllmFlags::kv_cache_dtype)));
+    // v0.31 (#56758): a cap on RUNNING requests, separate from max_num_seqs.
+    t.push_back(value_flag({"--max-num-active-seqs"}, int_into(&VllmFlags::max_num_active_seqs)));
     t.push_back(value_flag({"--dtype"}, string_into(&VllmFlags::dtype)));
     t.push_back(value_flag({"--quantization", "-q"}, string_into(&VllmFlags::quantization)));
     t.push_back(value_flag({"--kv-cache-memory-bytes", "--kv-cache-memory"},

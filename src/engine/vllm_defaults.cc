@@ -37,6 +37,11 @@ BatchLimits resolve_batch_limits(const VllmVersion& version, const GpuSpec& gpu,
       // v0.8.0-v0.8.2: 1024 sequences everywhere; tokens by name (H100/H200) and context.
       default_seqs = 1024;
       default_tokens = big ? (server ? 8192 : 16384) : (server ? 2048 : 8192);
+    } else if (version >= VllmVersion{0, 28} && gpu.total_gib() >= 160.0) {
+      // ≥ 160 GiB devices (B200/B300/GB200/GB300, MI300X...): 16384 tokens for the API server too,
+      // with no A100 exclusion (arg_utils.py get_batch_defaults, #51726, v0.28.0).
+      default_seqs = 1024;
+      default_tokens = 16384;
     } else {
       default_seqs = big ? 1024 : 256;
       default_tokens = big ? (server ? 8192 : 16384) : (server ? 2048 : 8192);
@@ -73,7 +78,8 @@ std::int64_t derived_max_model_len(const ModelSpec& model) {
   return derived;
 }
 
-std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens) {
+std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens,
+                                         bool sm100_family) {
   std::set<int> sizes;
   if (!version.is_v1_engine()) {
     // V0 <= v0.7: [1, 2, 4] + multiples of 8 up to the first value >= max_num_seqs.
@@ -88,7 +94,9 @@ std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num
   if (version < VllmVersion{0, 10}) {
     max_capture = 512;  // v0.8-v0.9: [1, 2, 4] + 8..512 step 8, filtered by mnbt
   } else {
-    max_capture = std::min(max_num_seqs * 2, 512);
+    // Data-center Blackwell (SM100 family) captures up to 1024 from v0.28 (#49390).
+    const int ceiling = sm100_family && version >= VllmVersion{0, 28} ? 1024 : 512;
+    max_capture = std::min(max_num_seqs * 2, ceiling);
   }
   max_capture = std::min(max_capture, max_num_batched_tokens);
   for (int s : {1, 2, 4})

@@ -34,7 +34,9 @@ bool is_big_gpu(const VllmVersion& version, const GpuSpec& gpu);
 // length, RoPE scaling, the tokenizer's model_max_length.
 std::int64_t derived_max_model_len(const ModelSpec& model);
 
-// CUDA graph capture sizes (config/vllm.py _set_cudagraph_sizes) for the version.
-std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens);
+// CUDA graph capture sizes (config/vllm.py _set_cudagraph_sizes) for the version; `sm100_family`
+// is data-center Blackwell (compute capability 10.x).
+std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens,
+                                         bool sm100_family = false);
 
 }  // namespace headroom::engine

@@ -58,7 +58,10 @@ Result<VllmVersion> VllmVersion::parse(std::string_view text) {
   return v;
 }
 
-VllmVersion VllmVersion::newest_modelled() { return VllmVersion{0, 30, 0}; }
+// 0.33.0 was published in November 2026; the newest release whose changes are described from
+// code, release notes and PRs is 0.31 (../shared/spec/vllm-v026-v033.md §1).
+VllmVersion VllmVersion::newest_modelled() { return VllmVersion{0, 33, 0}; }
+VllmVersion VllmVersion::newest_described() { return VllmVersion{0, 31, 0}; }
 
 std::string VllmVersion::to_string() const {
   std::string s = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);

@@ -4,6 +4,8 @@
 // paths share one set of rules.
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <map>
 
 #include "model/model_internal.h"
 #include "util/embedded_data.h"
@@ -72,6 +74,65 @@ void infer_quant_from_id(std::string_view id, json& q) {
   if ((has("awq") || has("gptq")) && !q.contains("group_size")) q["group_size"] = 128;
 }
 
+// The catalogue summarises two per-layer lists as counts; they are expanded back into lists.
+// - DeepSeek-V4 compress_ratios {"0": 3, "4": 21, "128": 20} over 44 entries (43 layers + MTP).
+//   The order is not recorded: the sliding-only layers come first, then 4 and 128 alternate. The
+//   order matters only for how pipeline stages split the layers.
+// - GLM-5.2 indexer_types from indexer_types_indices_of_full: those layers are "full", the others
+//   "shared".
+void expand_summaries(const json& line, json& text) {
+  const json* mla = line.contains("mla") && line["mla"].is_object() ? &line["mla"] : nullptr;
+  if (mla && mla->contains("compress_ratios_counts") && (*mla)["compress_ratios_counts"].is_object()) {
+    std::map<int, int> left;
+    for (const auto& [k, v] : (*mla)["compress_ratios_counts"].items())
+      if (v.is_number_integer()) left[std::atoi(k.c_str())] = v.get<int>();
+    json ratios = json::array();
+    for (; left[0] > 0; --left[0]) ratios.push_back(0);
+    for (; left[1] > 0; --left[1]) ratios.push_back(1);
+    while (left[4] > 0 || left[128] > 0) {
+      if (left[4] > 0 && left[4]-- > 0) ratios.push_back(4);
+      if (left[128] > 0 && left[128]-- > 0) ratios.push_back(128);
+    }
+    for (const auto& [r, n] : left)
+      for (int i = 0; i < n; ++i) ratios.push_back(r);
+    text["compress_ratios"] = ratios;
+  }
+  // Nemotron-3 written as layers_block_type (counts only here): a hybrid_override_pattern with the
+  // same counts, attention layers spread evenly, Mamba and MoE alternating. vLLM takes the layer
+  // count from the list's length.
+  const json* hybrid = line.contains("hybrid") && line["hybrid"].is_object() ? &line["hybrid"] : nullptr;
+  if (hybrid && hybrid->contains("layers_block_type_counts") && (*hybrid)["layers_block_type_counts"].is_object() &&
+      hybrid->contains("layers_block_type_len") && (*hybrid)["layers_block_type_len"].is_number_integer()) {
+    const json& c = (*hybrid)["layers_block_type_counts"];
+    const int n = (*hybrid)["layers_block_type_len"].get<int>();
+    auto count = [&](const char* k) { return c.contains(k) && c[k].is_number_integer() ? c[k].get<int>() : 0; };
+    const int attention = count("attention"), mamba = count("mamba"), moe = count("moe"), mlp = count("mlp");
+    if (n > 0 && attention + mamba + moe + mlp == n) {
+      std::string pattern(static_cast<std::size_t>(n), ' ');
+      for (int k = 0; k < attention; ++k) pattern[static_cast<std::size_t>((2 * k + 1) * n / (2 * attention))] = '*';
+      int left_m = mamba, left_e = moe, left_d = mlp;
+      bool mamba_next = true;
+      for (auto& ch : pattern) {
+        if (ch == '*') continue;
+        if ((mamba_next && left_m > 0) || (left_e == 0 && left_d == 0)) ch = 'M', --left_m;
+        else if (left_e > 0) ch = 'E', --left_e;
+        else ch = '-', --left_d;
+        mamba_next = !mamba_next;
+      }
+      text["hybrid_override_pattern"] = pattern;
+      if (!text.contains("num_hidden_layers")) text["num_hidden_layers"] = n;
+    }
+  }
+  const json* layout = line.contains("attention_layout") && line["attention_layout"].is_object() ? &line["attention_layout"] : nullptr;
+  if (layout && layout->contains("indexer_types_indices_of_full") && line["num_hidden_layers"].is_number_integer()) {
+    json types = json::array();
+    for (int i = 0; i < line["num_hidden_layers"].get<int>(); ++i) types.push_back("shared");
+    for (const auto& idx : (*layout)["indexer_types_indices_of_full"])
+      if (idx.is_number_integer() && idx.get<int>() >= 0 && idx.get<std::size_t>() < types.size()) types[idx.get<std::size_t>()] = "full";
+    text["indexer_types"] = types;
+  }
+}
+
 // Catalogue line → config.json-shaped object.
 json to_config(const json& line) {
   static const char* k_text_keys[] = {"num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads",
@@ -95,10 +156,13 @@ json to_config(const json& line) {
   for (const char* group : {"moe", "mla", "hybrid"}) {
     if (is_null_or_missing(line, group) || !line[group].is_object()) continue;
     for (const auto& [k, v] : line[group].items()) {
-      if (v.is_null() || k == "kind" || k == "pattern_counts" || k == "pattern_legend") continue;
+      if (v.is_null() || k == "kind" || k == "pattern_counts" || k == "pattern_legend" || k.ends_with("_counts") ||
+          k.ends_with("_len") || k.starts_with("mtp_"))
+        continue;
       text[k] = v;
     }
   }
+  expand_summaries(line, text);
   if (!is_null_or_missing(line, "attention_layout") && line["attention_layout"].is_object()) {
     for (const auto& [k, v] : line["attention_layout"].items()) {
       if (k == "layer_types_period" && v.is_array() && !v.empty() && line["num_hidden_layers"].is_number_integer()) {
@@ -109,7 +173,7 @@ json to_config(const json& line) {
         text["layer_types"] = types;
       } else if (k == "layer_types" && !v.is_array()) {
         continue;  // a prose description (Qwen3-Next), not the list
-      } else if (k != "layer_types_counts" && k != "rope_parameters") {
+      } else if (!k.ends_with("_counts") && k != "rope_parameters" && !k.starts_with("indexer_types_indices")) {
         text[k] = v;
       }
     }
@@ -120,6 +184,14 @@ json to_config(const json& line) {
   if (line["torch_dtype"].is_string()) config["torch_dtype"] = line["torch_dtype"];
   if (!is_null_or_missing(line, "quantization_config")) {
     json q = line["quantization_config"];
+    if ((!q.contains("quant_method") || q["quant_method"].is_null()) && q.contains("hf_quant_config") &&
+        q["hf_quant_config"].is_object()) {
+      // ModelOpt exports (nvidia/*-FP8, *-NVFP4) keep their scheme in hf_quant_config.json.
+      json modelopt = {{"quant_method", "modelopt"}};
+      for (const char* k : {"quant_algo", "kv_cache_quant_algo", "group_size"})
+        if (q["hf_quant_config"].contains(k)) modelopt[k] = q["hf_quant_config"][k];
+      q = modelopt;
+    }
     if (!q.contains("quant_method") || q["quant_method"].is_null()) infer_quant_from_id(line["hf_id"].get<std::string>(), q);
     // Long ignore lists are collapsed to a count ("145 modules (list omitted)") in the catalogue.
     if (q.contains("modules_to_not_convert") && !q["modules_to_not_convert"].is_array()) q.erase("modules_to_not_convert");

@@ -261,7 +261,8 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
   HR_TRY(moe_ok, read_moe(t, spec));
   HR_TRY(hybrid_ok, read_hybrid(t, spec));
   HR_TRY(layers_ok, read_layer_kinds(t, spec));
-  (void)mla_ok, (void)moe_ok, (void)hybrid_ok, (void)layers_ok;
+  HR_TRY(attn2026_ok, read_attention_2026(t, spec));
+  (void)mla_ok, (void)moe_ok, (void)hybrid_ok, (void)layers_ok, (void)attn2026_ok;
 
   HR_TRY(vision, read_vision(top));
   spec.vision = vision;

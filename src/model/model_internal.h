@@ -26,6 +26,14 @@ bool default_tie_word_embeddings(std::string_view model_type);
 // Fills spec.layer_kinds (and sliding_window / attention_chunk_size) from the text config.
 Result<bool> read_layer_kinds(const ConfigReader& text, ModelSpec& spec);
 
+// Layer layouts of 2026 architectures (model_layers_2026.cc): MiMo-V2 hybrid_layer_pattern,
+// Kimi linear_attn_config. Returns false when the config has neither (kinds untouched).
+Result<bool> read_layer_kinds_2026(const ConfigReader& text, ModelSpec& spec, std::vector<LayerKind>& kinds);
+
+// Attention shapes and caches of 2026 architectures: Gemma 4 global heads and KV sharing, MiMo-V2
+// sliding heads and V width, DSA indexer, DeepSeek-V4 compress ratios, Qwen3.5 mamba_ssm_dtype.
+Result<bool> read_attention_2026(const ConfigReader& text, ModelSpec& spec);
+
 // Reads MoE, MLA and hybrid (Mamba / Gated DeltaNet) fields.
 Result<bool> read_moe(const ConfigReader& text, ModelSpec& spec);
 Result<bool> read_mla(const ConfigReader& text, ModelSpec& spec);

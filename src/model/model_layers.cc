@@ -9,12 +9,16 @@ namespace headroom::model_detail {
 namespace {
 
 std::optional<LayerKind> kind_from_name(std::string_view s) {
-  if (s == "full_attention" || s == "attention" || s == "global") return LayerKind::full_attention;
+  // GLM-5.x writes "deepseek_sparse_attention": MLA with a DSA indexer attends to every token.
+  if (s == "full_attention" || s == "attention" || s == "global" || s == "deepseek_sparse_attention")
+    return LayerKind::full_attention;
   if (s == "sliding_attention" || s == "local" || s == "sliding") return LayerKind::sliding_attention;
   if (s == "chunked_attention") return LayerKind::chunked_attention;
   if (s == "cross_attention") return LayerKind::cross_attention;
   if (s == "linear_attention") return LayerKind::linear_attention;
   if (s == "mamba" || s == "mamba2") return LayerKind::mamba;
+  // Nemotron-3 Ultra layers_block_type: MLP / MoE layers hold no cache.
+  if (s == "moe" || s == "mlp") return LayerKind::no_attention;
   return std::nullopt;
 }
 
@@ -30,7 +34,10 @@ Result<bool> read_layer_kinds(const ConfigReader& t, ModelSpec& spec) {
   if (window && *window > 0) spec.sliding_window = static_cast<int>(*window);
 
   std::vector<LayerKind> kinds;
-  if (t.has("hybrid_override_pattern")) {
+  HR_TRY(special, read_layer_kinds_2026(t, spec, kinds));
+  if (special) {
+    // MiMo-V2 hybrid_layer_pattern or Kimi linear_attn_config: read by model_layers_2026.cc.
+  } else if (t.has("hybrid_override_pattern")) {
     // Nemotron-H: one character per layer.
     const std::string& p = spec.hybrid->layer_pattern;
     if (static_cast<int>(p.size()) != n)
@@ -120,6 +127,11 @@ Result<bool> read_layer_kinds(const ConfigReader& t, ModelSpec& spec) {
     kinds.assign(static_cast<std::size_t>(n), LayerKind::sliding_attention);
   }
 
+  if (kinds.empty() && spec.hybrid && (spec.hybrid->mamba_num_heads > 0 || spec.hybrid->linear_num_value_heads > 0))
+    return make_error(ErrorCode::unsupported,
+                      "not modelled yet: the layer layout of this hybrid model (expected hybrid_override_pattern, "
+                      "layers_block_type, layer_types or full_attention_interval)",
+                      t.origin());
   bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k == LayerKind::sliding_attention; });
   if (any_sliding && !spec.sliding_window)
     return make_error(ErrorCode::parse_error, "layers use sliding attention but \"sliding_window\" is not set", t.origin());
@@ -145,8 +157,16 @@ Result<bool> read_moe(const ConfigReader& t, ModelSpec& spec) {
   if (shared_width) m.shared_expert_intermediate_size = static_cast<int>(shared_width->second);
   HR_TRY(first_dense, t.get_int("first_k_dense_replace"));
   if (first_dense) m.first_k_dense_replace = static_cast<int>(*first_dense);
-  HR_TRY(freq, t.first_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}));
-  if (freq && freq->second > 0) m.moe_layer_freq = static_cast<int>(freq->second);
+  const bool freq_is_list = t.has("moe_layer_freq") && t.json().at("moe_layer_freq").is_array();
+  if (freq_is_list) {
+    // MiMo-V2-Flash writes moe_layer_freq as one 0/1 per layer: 0 marks a dense layer.
+    HR_TRY(flags, t.get_int_list("moe_layer_freq"));
+    for (std::size_t i = 0; i < flags->size(); ++i)
+      if ((*flags)[i] == 0) m.mlp_only_layers.push_back(static_cast<int>(i));
+  } else {
+    HR_TRY(freq, t.first_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}));
+    if (freq && freq->second > 0) m.moe_layer_freq = static_cast<int>(freq->second);
+  }
   HR_TRY(mlp_only, t.get_int_list("mlp_only_layers"));
   if (mlp_only)
     for (auto i : *mlp_only) m.mlp_only_layers.push_back(static_cast<int>(i));

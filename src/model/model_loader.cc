@@ -211,6 +211,7 @@ std::string_view to_string(LayerKind kind) {
     case LayerKind::cross_attention: return "cross_attention";
     case LayerKind::mamba: return "mamba";
     case LayerKind::linear_attention: return "linear_attention";
+    case LayerKind::kda_attention: return "kda_attention";
     case LayerKind::no_attention: return "no_attention";
   }
   return "unknown";

@@ -228,9 +228,24 @@ void add_gated_mlp(Builder& b, const std::string& p, std::int64_t H, std::int64_
   b.linear(p + "down_proj", H, I);
 }
 
+// Nemotron-3 LatentMoE (vllm/model_executor/models/nemotron_h.py): routed experts work in a
+// moe_latent_size space between fc1/fc2 latent projections. The field is read from the config as
+// written (config.json, text_config, or the catalogue line's moe summary).
+std::int64_t moe_latent_size(const ModelSpec& m) {
+  for (const nlohmann::json* j : {&m.raw_config, m.raw_config.contains("text_config") ? &m.raw_config["text_config"] : nullptr,
+                                  m.raw_config.contains("moe") ? &m.raw_config["moe"] : nullptr}) {
+    if (!j || !j->is_object()) continue;
+    auto it = j->find("moe_latent_size");
+    if (it != j->end() && it->is_number_integer() && it->get<std::int64_t>() > 0) return it->get<std::int64_t>();
+  }
+  return 0;
+}
+
 void add_moe(Builder& b, const ModelSpec& m, const std::string& p) {
   const auto& x = *m.moe;
-  const std::int64_t H = m.hidden_size, E = x.num_experts, I = x.moe_intermediate_size;
+  const std::int64_t E = x.num_experts, I = x.moe_intermediate_size;
+  const std::int64_t latent = moe_latent_size(m);
+  const std::int64_t H = latent > 0 ? latent : m.hidden_size;  // width the routed experts see
   const std::string& t = m.model_type;
   if (t == "gpt_oss") {
     b.dense(p + "mlp.router.weight", {E, H});
@@ -268,7 +283,11 @@ void add_moe(Builder& b, const ModelSpec& m, const std::string& p) {
   }
   bool nemotron = t == "nemotron_h";
   std::string f = p + (nemotron ? "mixer." : "mlp.");
-  b.dense(f + "gate.weight", {E, H});
+  b.dense(f + "gate.weight", {E, m.hidden_size});
+  if (latent > 0) {
+    b.linear(f + "fc1_latent_proj", latent, m.hidden_size);
+    b.linear(f + "fc2_latent_proj", m.hidden_size, latent);
+  }
   if (t == "deepseek_v3" || t == "kimi_k2" || nemotron) b.add(f + "gate.e_score_correction_bias", "F32", {E});
   const std::string ep = f + "experts.";
   if (!nemotron) b.stacked_linear(ep + "gate_proj", E, I, H);  // squared-ReLU experts have no gate
@@ -280,11 +299,12 @@ void add_moe(Builder& b, const ModelSpec& m, const std::string& p) {
   } else if (x.num_shared_experts > 0) {
     std::int64_t w = x.shared_expert_intermediate_size > 0 ? x.shared_expert_intermediate_size
                                                           : static_cast<std::int64_t>(x.num_shared_experts) * I;
+    const std::int64_t hidden = m.hidden_size;
     if (nemotron) {
-      b.linear(f + "shared_experts.up_proj", w, H);
-      b.linear(f + "shared_experts.down_proj", H, w);
+      b.linear(f + "shared_experts.up_proj", w, hidden);
+      b.linear(f + "shared_experts.down_proj", hidden, w);
     } else {
-      add_gated_mlp(b, f + "shared_experts.", H, w);
+      add_gated_mlp(b, f + "shared_experts.", hidden, w);
     }
   }
 }

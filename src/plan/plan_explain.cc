@@ -97,13 +97,17 @@ void explain(SearchState& s, const Evaluation& chosen, Plan& plan) {
   ch.push_back({"max_num_batched_tokens", std::to_string(st.max_num_batched_tokens),
                 "vLLM's default chunked-prefill step here; activation peak " + gib(m.activation_peak)});
   ch.push_back({"kv_cache_dtype", st.kv_cache_dtype,
-                st.kv_cache_dtype == "auto" ? "the model's dtype (" + st.dtype + "), " + util::with_commas(p.kv.bytes_per_token) +
+                st.kv_cache_dtype == "fp8_ds_mla"
+                    ? "the sparse-MLA default: vLLM stores this model's latent as fp8_ds_mla (" +
+                          util::with_commas(p.kv.bytes_per_token) + " bytes per token per GPU)"
+                : st.kv_cache_dtype == "auto" ? "the model's dtype (" + st.dtype + "), " + util::with_commas(p.kv.bytes_per_token) +
                                                   " bytes per token per GPU" + (r.allow_fp8_kv ? "" : "; fp8 not allowed (--allow-fp8-kv)")
                                             : "fp8 halves the bytes per token (" + util::with_commas(p.kv.bytes_per_token) + " per GPU)"});
   ch.push_back({"enforce_eager", st.enforce_eager ? "true" : "false",
                 st.enforce_eager ? "CUDA graphs did not fit; eager mode frees their memory (allowed by --allow-eager)"
                                  : "CUDA graphs (" + gib(m.cuda_graph) + ") fit" + (st.estimate_cuda_graphs ? " inside the budget" : " outside the budget")});
-  ch.push_back({"enable_prefix_caching", st.enable_prefix_caching ? "true" : "false", "vLLM's default for this model and version"});
+  ch.push_back({"enable_prefix_caching", st.enable_prefix_caching ? "true" : "false",
+                plan_hybrid_state_note(s.model, s.version, st).value_or("vLLM's default for this model and version")});
   ch.push_back({"enable_chunked_prefill", st.enable_chunked_prefill ? "true" : "false", "vLLM's default for this version"});
 
   // The utilization story, with the numbers of this setup.

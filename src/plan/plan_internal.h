@@ -30,6 +30,19 @@ struct SearchState {
   std::vector<Evaluation> tried;  // the best attempt of each layout (feasible or not)
 };
 
+// Hybrid (Mamba / linear-attention) models from v0.28: prefix caching runs in Mamba cache mode
+// "align", each request holds two state pages, and max_num_seqs may not exceed the state blocks
+// (plan_eras.cc). nullopt for other models and versions.
+std::optional<std::string> plan_hybrid_state_note(const ModelSpec& model, const VllmVersion& version,
+                                                  const ResolvedSettings& settings);
+
+// Whether a checkpoint's weights need a GPU generation the setup does not have: NVFP4 runs on
+// data-center and consumer Blackwell (compute capability ≥ 10.0) only (plan_eras.cc).
+bool checkpoint_runs_on(const ModelSpec& model, const GpuSpec& gpu);
+
+// Sparse-MLA models already default to an fp8 KV cache (fp8_ds_mla): no fp8 variant to try.
+bool kv_dtype_is_fixed_fp8(const ModelSpec& model);
+
 // The search proper, for a validated request.
 Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request, const VllmVersion& version,
                     Bytes margin, SearchDepth depth, std::optional<std::string> quantization = std::nullopt,

@@ -127,7 +127,7 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
   for (const auto& id : quantized_variants(s.model)) {
     if (quantized_found >= 3) break;
     auto qm = catalog_model(id);
-    if (!qm) continue;
+    if (!qm || !checkpoint_runs_on(*qm, s.gpus.gpu)) continue;
     PlanRequest q = r;
     if (q.context_tokens && *q.context_tokens > 0) {
       // The variant may declare a different maximum; do not ask for more than it supports.

@@ -62,7 +62,9 @@ std::vector<Layout> layouts(const ModelSpec& m, const GpuSetup& g, int limit) {
   return out;
 }
 
-bool fp8_kv_possible(const SearchState& s) { return s.gpus.gpu.fp8_supported && s.version.is_v1_engine(); }
+bool fp8_kv_possible(const SearchState& s) {
+  return s.gpus.gpu.fp8_supported && s.version.is_v1_engine() && !kv_dtype_is_fixed_fp8(s.model);
+}
 
 // Flag variants in order of preference: vLLM's batch defaults before smaller batches, CUDA graphs
 // before eager mode; the fp8 KV cache first where it is allowed and the goal wants capacity.

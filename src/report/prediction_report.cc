@@ -65,6 +65,8 @@ nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, 
               {"used", p.gpus_used},
               {"free_gib", gpus.free_bytes ? nlohmann::json(gib2(*gpus.free_bytes)) : nlohmann::json(nullptr)}};
   j["vllm_version"] = p.version.to_string();
+  j["vllm_rules_version"] = p.rules_version.to_string();
+  j["vllm_modelled_with"] = p.modelled_with.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.modelled_with);
   j["settings"] = settings_to_json(p.settings);
   const auto& m = p.memory;
   j["memory"] = {{"total_gib", gib2(m.total)},
@@ -175,6 +177,7 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
        " max_num_seqs=" + std::to_string(s.max_num_seqs) + " max_num_batched_tokens=" + std::to_string(s.max_num_batched_tokens) +
        " dtype=" + s.dtype + " kv_cache_dtype=" + s.kv_cache_dtype + (s.quantization.empty() ? "" : " quantization=" + s.quantization) +
        (s.enforce_eager ? " enforce_eager" : ""));
+  if (!p.modelled_with.empty()) line("rules   " + p.modelled_with);
   line("");
   line("per GPU                             GiB   source");
   auto row = [&](const std::string& name, Bytes b, const std::string& src) {

@@ -13,7 +13,7 @@ mkdir -p "$golden"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/golden.sh"
 
 # No colour, no live GPUs, no Hugging Face cache of the machine running the tests.
-export NO_COLOR=1 HF_HUB_CACHE="$tmp/hf" HEADROOM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
+export NO_COLOR=1 HF_HUB_OFFLINE=1 HF_HUB_CACHE="$tmp/hf" HEADROOM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
   HEADROOM_NVIDIA_SMI=/nonexistent/nvidia-smi
 
 # run NAME EXPECTED_EXIT ARGS...: runs headroom check, keeps stdout/stderr (temp paths as TMP).
@@ -143,6 +143,29 @@ jq_py range_h100 'assert j["kv_cache_range"] is None, j["kv_cache_range"]'
 
 run bad_env 2 "$llama8b" --gpu H100 --env NOEQUALS
 check_stderr bad_env "headroom: error: --env: expected VAR=value, got 'NOEQUALS'"
+
+# ---- 2026 families at the default version (v0.33 modelled with v0.31 rules) ----
+run qwen35 0 Qwen/Qwen3.5-27B --gpu H100 --max-model-len 32768 --max-num-seqs 256 --color never
+check_golden qwen35 qwen35_27b_h100.txt
+grep -q '^rules   v0.33 modelled with v0.31 rules$' "$tmp/qwen35.out" || fail "qwen35: no rules line"
+
+run deepseek_v32_json 0 deepseek-ai/DeepSeek-V3.2 --gpu H200 -tp 8 --max-model-len 65536 --format json
+check_golden deepseek_v32_json deepseek_v32_h200_tp8.json
+
+run deepseek_v4 0 deepseek-ai/DeepSeek-V4-Flash --gpu B200 -tp 4 --max-model-len 131072 --color never
+check_golden deepseek_v4 deepseek_v4_flash_b200_tp4.txt
+
+run glm52 0 zai-org/GLM-5.2-FP8 --gpu B200 -tp 8 --max-model-len 131072 --color never
+check_golden glm52 glm52_fp8_b200_tp8.txt
+
+run gemma4 0 nvidia/Gemma-4-31B-IT-NVFP4 --gpu B200 --max-model-len 65536 --color never
+check_golden gemma4 gemma4_31b_nvfp4_b200.txt
+
+run nemotron3 0 nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8 --gpu H100 -tp 2 --max-model-len 65536 --max-num-seqs 128 --color never
+check_golden nemotron3 nemotron3_super_fp8_h100_tp2.txt
+
+run mimo_json 0 XiaomiMiMo/MiMo-V2-Flash --gpu H200 -tp 4 --max-model-len 65536 --format json
+check_golden mimo_json mimo_v2_flash_h200_tp4.json
 
 # ---- bad input: exact stderr and exit code ----
 run missing_path 1 ./no/such/dir --gpu H100

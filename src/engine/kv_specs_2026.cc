@@ -1,0 +1,91 @@
+// KV specs of the 2026 sparse-attention models: the DeepSeek Sparse Attention indexer cache
+// (DeepSeek-V3.2, GLM-5) and DeepSeek-V4's compressed MLA layout.
+#include <algorithm>
+
+#include "engine/kv_layers.h"
+
+namespace headroom::engine {
+
+namespace {
+
+// vLLM's indexer keeps fp8 keys with one fp32 scale per quant block of 128 values
+// (vllm/model_executor/models/deepseek_v2.py, Indexer.__init__: head_dim + head_dim // 128 * 4,
+// dtype uint8; DeepseekV32IndexerCache.get_kv_cache_spec returns an MLAAttentionSpec).
+constexpr int k_indexer_quant_block = 128;
+// DeepSeek-V4 (vllm/models/deepseek_v4/attention.py, main 2026-08): the compressed MLA caches use
+// block_size 256 logical tokens, fp8_ds_mla rows of 584 bytes (448 B NoPE + 128 B RoPE + 8 B
+// scales) padded to a multiple of 576 bytes; the sliding-window cache (DeepseekV4SWACache) uses
+// block_size 64 with the same rows and window sliding_window (128).
+constexpr int k_v4_block_size = 256;
+constexpr int k_v4_swa_block_size = 64;
+constexpr int k_v4_row_bytes = 584;
+constexpr int k_v4_alignment = 576;
+
+}  // namespace
+
+bool has_indexer_cache(const ModelSpec& model, int i) {
+  if (!model.mla || model.mla->index_head_dim <= 0) return false;
+  const auto& cached = model.mla->indexer_cached;
+  return cached.empty() || (i < static_cast<int>(cached.size()) && cached[static_cast<std::size_t>(i)]);
+}
+
+LayerKvSpec indexer_spec(const ModelSpec& model, int block_size) {
+  LayerKvSpec s;
+  s.type = KvSpecType::mla;
+  s.latent = true;
+  s.block_size = block_size;
+  s.num_kv_heads = 1;
+  const int d = model.mla ? model.mla->index_head_dim : 0;
+  s.head_size = d + d / k_indexer_quant_block * 4;
+  s.element_bytes = 1;
+  return s;
+}
+
+KvLayers build_deepseek_v4_layers(const ModelSpec& model, const KvLayerInputs& in) {
+  KvLayers out;
+  out.layer_tuples = true;
+  out.attention_block_size = k_v4_block_size;
+  // DeepSeek-V4 on CUDA always stores fp8_ds_mla (attention.py converts any fp8 request and
+  // rejects other dtypes); the bf16 layout is the FlashInfer path, rows of 512 × 2 bytes.
+  const bool packed = in.kv_cache_dtype == "auto" || in.kv_cache_dtype.starts_with("fp8");
+  const int head = model.mla->kv_lora_rank + model.mla->qk_rope_head_dim;  // 512
+  auto row = [&](LayerKvSpec& s) {
+    s.latent = true;
+    s.num_kv_heads = 1;
+    s.head_size = head;
+    if (packed) {
+      s.state_content_bytes = k_v4_row_bytes;
+      s.alignment = k_v4_alignment;
+    } else {
+      s.element_bytes = 2;
+      s.alignment = head * 2;
+    }
+  };
+  for (int i = in.first_layer; i < in.end_layer; ++i) {
+    LayerKvSpec swa;
+    swa.type = KvSpecType::sliding_window;
+    swa.block_size = k_v4_swa_block_size;
+    swa.sliding_window = model.sliding_window.value_or(128);
+    row(swa);
+    out.specs.push_back(swa);
+    const int ratio = model.mla->compress_ratios[static_cast<std::size_t>(i)];
+    if (ratio <= 1) continue;  // sliding-window-only layer
+    LayerKvSpec main;
+    main.type = KvSpecType::mla;
+    main.block_size = k_v4_block_size;
+    main.compress_ratio = ratio;
+    row(main);
+    out.specs.push_back(main);
+    if (ratio == 4 && model.mla->index_head_dim > 0) {
+      // DeepseekV4IndexerCache: the compressed indexer keys, same compress ratio.
+      LayerKvSpec idx = indexer_spec(model, k_v4_block_size);
+      idx.compress_ratio = ratio;
+      out.specs.push_back(idx);
+    }
+  }
+  out.notes.push_back("DeepSeek-V4 layout: sliding-window MLA on every layer plus compressed MLA (ratio 4 with indexer, "
+                      "ratio 128); the compressor state caches (a few KiB per request) are not counted");
+  return out;
+}
+
+}  // namespace headroom::engine

@@ -1,0 +1,67 @@
+#include "engine/vllm_eras.h"
+
+#include <algorithm>
+
+namespace headroom::engine {
+
+namespace {
+
+// First releases of each change. Merge dates on main and tag dates place them
+// (../shared/spec/vllm-v026-v033.md §2, §5); where a PR merged days before a tag the earlier
+// release is taken, as the spec's era table does.
+const VllmVersion k_mrv2_dense{0, 25};           // #44443, 2026-07-02
+const VllmVersion k_mrv2_all{0, 29};             // MRv2 default for every model
+const VllmVersion k_mrv2_graph_estimate{0, 29};  // #53306 "[Model Runner V2] Reserve CUDA graph memory"
+const VllmVersion k_per_group_capacity{0, 26};   // #48317, 2026-07-21
+const VllmVersion k_non_kv_free_memory{0, 26};   // #49208, 2026-07-20
+const VllmVersion k_hybrid_align{0, 28};         // #50991, 2026-08-04
+
+bool has_state_layers(const ModelSpec& m) {
+  return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(), [](LayerKind k) {
+    return k == LayerKind::mamba || k == LayerKind::linear_attention || k == LayerKind::kda_attention;
+  });
+}
+
+}  // namespace
+
+bool is_dense_for_mrv2(const ModelSpec& model) { return !model.moe && !has_state_layers(model); }
+
+bool is_sm100_family(const GpuSpec& gpu) { return gpu.compute_capability.starts_with("10."); }
+
+EraRules era_rules(const VllmVersion& version, const ModelSpec& model) {
+  EraRules r;
+  const VllmVersion described = VllmVersion::newest_described();
+  if (version > described && (version.major != described.major || version.minor != described.minor)) {
+    r.rules = described;
+    r.modelled_with = "v" + std::to_string(version.major) + "." + std::to_string(version.minor) + " modelled with v" +
+                      std::to_string(described.major) + "." + std::to_string(described.minor) + " rules";
+  } else {
+    r.rules = version;
+  }
+  const VllmVersion& v = r.rules;
+  r.model_runner_v2 = v >= k_mrv2_all || (v >= k_mrv2_dense && is_dense_for_mrv2(model));
+  r.graph_estimate_is_zero = r.model_runner_v2 && v < k_mrv2_graph_estimate;
+  r.per_group_capacity = v >= k_per_group_capacity;
+  r.non_kv_from_free_memory = v >= k_non_kv_free_memory;
+  r.hybrid_prefix_caching_align = v >= k_hybrid_align && has_state_layers(model);
+  return r;
+}
+
+std::string sparse_mla_kv_cache_dtype(const ModelSpec& model, const std::string& requested,
+                                      std::vector<std::string>& notes) {
+  if (!model.mla) return requested;
+  const bool v4 = !model.mla->compress_ratios.empty();
+  const bool dsa = model.mla->index_head_dim > 0;
+  if (!v4 && !dsa) return requested;
+  if (requested == "auto" || requested.starts_with("fp8")) {
+    if (requested != "fp8_ds_mla")
+      notes.push_back(std::string(v4 ? "DeepSeek-V4" : "sparse MLA (DeepSeek Sparse Attention)") +
+                      " stores its KV cache as fp8_ds_mla (" + (v4 ? "584" : "656") + " bytes per token)" +
+                      (requested == "auto" ? " by default; --kv-cache-dtype bfloat16 keeps 16-bit values" : ""));
+    return "fp8_ds_mla";
+  }
+  if (requested == "bfloat16" && !v4) return "auto";
+  return requested;
+}
+
+}  // namespace headroom::engine
