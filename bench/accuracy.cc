@@ -35,6 +35,7 @@ struct Sample {
   std::string row;
   std::string era;
   std::string arch_class;
+  std::string family;
   double predicted;
   double observed;
   double pct() const { return observed == 0 ? 0 : std::abs(predicted - observed) / std::abs(observed) * 100.0; }
@@ -107,6 +108,38 @@ std::string quantization_flag(const json& r, const ModelSpec& model) {
   return "";  // checkpoint quantisation is read from the model itself
 }
 
+// The catalogue row of the row's GPU: `gpu_catalog` when the row names it, else `gpu_name` without
+// its parenthesised remarks and a leading "8x ".
+std::optional<GpuSpec> catalog_gpu(const json& r) {
+  std::string name = str(r, "gpu_catalog");
+  if (name.empty()) {
+    name = str(r, "gpu_name");
+    name = name.substr(0, name.find(" ("));
+    static const std::regex k_count(R"(^\d+ ?x ?)");
+    name = std::regex_replace(name, k_count, "");
+  }
+  auto g = GpuCatalog::builtin().find(name);
+  if (!g) return std::nullopt;
+  return *g;
+}
+
+// GPU families the accuracy is reported by.
+std::string gpu_family(const GpuSpec& g) {
+  const std::string n = util::to_lower(g.key + " " + g.name);
+  if (g.vendor == "AMD") return "AMD Instinct";
+  if (g.key == "custom" || g.key.empty()) return "unknown GPU";
+  if (n.find("a100") != std::string::npos) return "A100";
+  if (n.find("h100") != std::string::npos || n.find("h200") != std::string::npos || n.find("h20") != std::string::npos ||
+      n.find("gh200") != std::string::npos)
+    return "H100/H200/H20";
+  if (n.find("b200") != std::string::npos || n.find("b300") != std::string::npos) return "B200/B300";
+  if (n.find("l40") != std::string::npos || n.find("l4") != std::string::npos) return "L40S/L4";
+  if (n.find("t4") != std::string::npos || n.find("v100") != std::string::npos) return "T4/V100";
+  if (n.find("rtx") != std::string::npos || n.find("a10") != std::string::npos || n.find("a40") != std::string::npos)
+    return "consumer/workstation " + g.architecture;
+  return "other " + g.architecture;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,13 +186,15 @@ int main(int argc, char** argv) {
     GpuSetup gpus;
     if (auto total = num(r, "total_gpu_memory_gib")) {
       gpus.gpu = custom_gpu(*total);
-      auto named = GpuCatalog::builtin().find(str(r, "gpu_name"));
+      auto named = catalog_gpu(r);
       if (named) {
         gpus.gpu.name = named->name;
         gpus.gpu.key = named->key;
         gpus.gpu.architecture = named->architecture;
         gpus.gpu.bf16_supported = named->bf16_supported;
         gpus.gpu.compute_capability = named->compute_capability;
+        gpus.gpu.vendor = named->vendor;
+        gpus.gpu.nvlink = named->nvlink;
       }
     } else {
       std::string name = str(r, "gpu_name");
@@ -167,8 +202,7 @@ int main(int argc, char** argv) {
         skipped.push_back(id + ": GPU memory variant not stated (" + name + ")");
         continue;
       }
-      name = name.substr(0, name.find(" ("));
-      auto named = GpuCatalog::builtin().find(name);
+      auto named = catalog_gpu(r);
       if (!named) {
         skipped.push_back(id + ": GPU total memory unknown (" + str(r, "gpu_name") + ")");
         continue;
@@ -196,6 +230,8 @@ int main(int argc, char** argv) {
     // Rows from `vllm serve` unless the source says LLM(...).
     std::string other = str(r, "other_flags") + " " + str(r, "notes");
     if (other.find("LLM(") != std::string::npos) flags.usage_context = UsageContext::llm_class;
+    if (other.find("enable_expert_parallel=True") != std::string::npos || other.find("--enable-expert-parallel") != std::string::npos)
+      flags.enable_expert_parallel = true;
 
     // Rows whose own numbers contradict their stated utilization cannot be scored: from v0.9.1 on,
     // vLLM computes KV = total × utilization − weights − activation − non-torch, so the logged
@@ -220,6 +256,7 @@ int main(int argc, char** argv) {
       continue;
     }
     std::string era = era_of(*version) + (version_from_notes ? " (version from notes)" : ""), cls = arch_class(*model);
+    const std::string family = gpu_family(gpus.gpu);
     if (!filter.empty()) {
       bool dense_v1 = version->is_v1_engine() && (cls == "dense" || cls == "dense-quantized");
       if (filter == "dense-v1" && !dense_v1) continue;
@@ -228,7 +265,7 @@ int main(int argc, char** argv) {
     auto add = [&](const char* q, double pred, const char* obs_key, double scale = 1.0) {
       auto o = num(r, obs_key);
       if (!o) return;
-      by_quantity[q].push_back({id, era, cls, pred / scale, *o});
+      by_quantity[q].push_back({id, era, cls, family, pred / scale, *o});
     };
     // vLLM logs rank 0, i.e. the first pipeline stage.
     const auto& m = p->stages.empty() ? p->memory : p->stages.front();
@@ -251,7 +288,7 @@ int main(int argc, char** argv) {
       bool really_ok = outcome == "ok";
       if (really_ok == p->starts) ++outcome_right;
       else
-        by_quantity["outcome_miss"].push_back({id + " (observed " + outcome + ", predicted " + (p->starts ? "ok" : p->failure->error_class) + ")", era, cls, 1, 1});
+        by_quantity["outcome_miss"].push_back({id + " (observed " + outcome + ", predicted " + (p->starts ? "ok" : p->failure->error_class) + ")", era, cls, family, 1, 1});
       if (!really_ok && p->starts) ++false_starts;
     }
     if (features.is_open()) {
@@ -259,6 +296,10 @@ int main(int argc, char** argv) {
       f["id"] = id;
       f["era"] = era;
       f["class"] = cls;
+      f["family"] = family;
+      f["gpu_architecture"] = gpus.gpu.architecture;
+      f["interconnect"] = engine::interconnect_of(gpus.gpu) == engine::Interconnect::nvswitch ? "nvswitch"
+                          : engine::interconnect_of(gpus.gpu) == engine::Interconnect::nvlink ? "nvlink" : "pcie";
       f["version"] = version->to_string();
       f["tp"] = tp;
       f["pp"] = pp;
@@ -282,8 +323,9 @@ int main(int argc, char** argv) {
       f["hidden_size"] = model->hidden_size;
       f["moe"] = model->moe.has_value();
       f["enforce_eager"] = p->settings.enforce_eager;
-      f["num_graph_sizes"] = static_cast<int>(engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs,
-                                                                               p->settings.max_num_batched_tokens).size());
+      const auto sizes = engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs, p->settings.max_num_batched_tokens);
+      f["num_graph_sizes"] = static_cast<int>(sizes.size());
+      f["num_graphs"] = engine::num_cuda_graphs(*version, sizes, p->settings.max_num_seqs);
       for (const char* k : {"observed_activation_peak_gib", "observed_non_torch_gib", "observed_cuda_graph_gib",
                             "observed_weights_gib", "observed_kv_cache_gib"})
         f[k] = r.contains(k) ? r[k] : json(nullptr);
@@ -309,11 +351,11 @@ int main(int argc, char** argv) {
               outcome_right, outcome_rows - outcome_right, false_starts);
 
   // Per era and per architecture class for the KV cache.
-  for (const char* key : {"era", "class"}) {
+  for (const char* key : {"family", "era", "class"}) {
     std::map<std::string, std::vector<double>> groups, abs_groups;
     for (const char* q : {"kv_cache_gib"}) {
       for (auto& s : by_quantity[q]) {
-        std::string g = std::string(key) == "era" ? s.era : s.arch_class;
+        std::string g = std::string(key) == "era" ? s.era : std::string(key) == "class" ? s.arch_class : s.family;
         groups[g].push_back(s.pct());
         abs_groups[g].push_back(s.abs_diff());
       }

@@ -2,7 +2,8 @@
 # Installs the Debian packages headroom needs when they are missing (with sudo when not root).
 #   scripts/setup.sh          build dependencies
 #   scripts/setup.sh --test   also what the test suite runs against (promtool, PostgreSQL, a JSON
-#                             Schema validator) and clang with its sanitizer and libFuzzer runtimes
+#                             Schema validator, headless Chromium with Selenium for the web page,
+#                             wrk for bench/) and clang with its sanitizer and libFuzzer runtimes
 set -euo pipefail
 
 packages=(
@@ -10,11 +11,12 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libexpected-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhyperscan-dev libre2-dev libsqlite3-dev libpqxx-dev libpq-dev
-  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev
+  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev libyaml-cpp-dev
   time
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(prometheus postgresql sqlite3 python3 gzip python3-jsonschema clang libclang-rt-dev)
+  packages+=(prometheus postgresql sqlite3 python3 gzip curl python3-jsonschema clang libclang-rt-dev
+    chromium chromium-driver python3-selenium wrk)
 fi
 
 missing=()

@@ -23,6 +23,7 @@ struct GpuSpec {
   int memory_marketing_gb = 0;
   bool bf16_supported = true;
   bool fp8_supported = false;
+  bool nvlink = false;  // GPUs of this model are linked by NVLink (SXM boards): custom all-reduce works
   std::vector<std::string> aliases;
   std::vector<std::string> nvml_names;
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "headroom/error.h"
@@ -34,7 +35,12 @@ struct VllmFlags {
   std::optional<bool> enable_chunked_prefill;
   std::optional<Bytes> kv_cache_memory_bytes;
   std::optional<int> num_gpu_blocks_override;
-  std::optional<bool> estimate_cuda_graphs;  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+  // Environment variables that change memory or the startup checks (from `VAR=value vllm serve`,
+  // --env, or a config file's command): envs.py of the version.
+  std::optional<bool> estimate_cuda_graphs;        // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+  std::optional<std::string> attention_backend;    // VLLM_ATTENTION_BACKEND (FLASH_ATTN, FLASHINFER, TRITON_ATTN, ...)
+  std::optional<bool> use_v1_engine;               // VLLM_USE_V1 (v0.8-v0.10: 0 selects the V0 engine)
+  bool allow_long_max_model_len = false;           // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
   UsageContext usage_context = UsageContext::api_server;
 };
 
@@ -51,6 +57,23 @@ struct VllmCommand {
 // --model MODEL ...`). Supports `--flag=value`. Unknown flags become warnings; malformed values
 // are errors naming the flag ("--max-model-len: expected an integer, got 'abc'").
 Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args);
+
+// Parses a pasted Python call `LLM(model=..., gpu_memory_utilization=0.85, ...)` (entrypoints/llm.py):
+// keyword arguments in EngineArgs' names, the model as `model=` or the first positional string;
+// True/False, numbers and strings; None means the default. The result has usage context llm_class
+// (the offline batch defaults). Errors say what was expected and at which character.
+Result<VllmCommand> parse_llm_call(std::string_view text);
+
+// The flags a `vllm serve --config FILE.yaml` file contributes (utils/argparse_utils.py
+// _load_config_file): `--key=value` per top-level key, booleans as `--key=true|false`, lists and
+// mappings as JSON text. `origin` names the file in errors (origin:line:col). parse_vllm_command
+// reads `--config FILE` itself and puts these before the command line's flags.
+Result<std::vector<std::string>> config_file_args(std::string_view yaml_text, const std::string& origin);
+
+// Applies a memory-relevant VLLM_* environment variable (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS,
+// VLLM_ATTENTION_BACKEND, VLLM_USE_V1, VLLM_ALLOW_LONG_MAX_MODEL_LEN). Returns false for a variable
+// that does not change the prediction; errors for a malformed value.
+Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value);
 
 // Parses vLLM's human-readable byte sizes (--kv-cache-memory-bytes): "8G" = 8·1024³, "8g" = 8·10⁹.
 Result<Bytes> parse_human_bytes(const std::string& text);

@@ -101,6 +101,17 @@ struct TermSources {
   std::string cuda_graph;
 };
 
+// The spread of the KV cache when the run lies outside what the calibration measured (another GPU
+// family, a newer vLLM, an unmeasured interconnect): the empirical terms' plausible error carried
+// through to tokens. Absent inside the calibrated region.
+struct KvUncertainty {
+  Bytes kv_cache_low = 0;
+  Bytes kv_cache_high = 0;
+  std::int64_t kv_tokens_low = 0;
+  std::int64_t kv_tokens_high = 0;
+  std::vector<std::string> reasons;  // "RTX 4090 (Ada consumer) has no calibration runs ..."
+};
+
 struct Prediction {
   VllmVersion version;
   ResolvedSettings settings;
@@ -113,6 +124,7 @@ struct Prediction {
   double max_concurrency = 0;
   std::int64_t largest_fitting_max_model_len = 0;  // binary-searched as vLLM's estimate does
   int gpus_used = 1;                               // tp × pp × dp
+  std::optional<KvUncertainty> uncertainty;
   bool starts = false;
   std::optional<Failure> failure;
   std::vector<std::string> warnings;

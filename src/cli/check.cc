@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/hub_options.h"
 #include "cli/target_options.h"
+#include "headroom/check_document.h"
 #include "headroom/history.h"
 #include "headroom/model.h"
 #include "headroom/report.h"
@@ -19,6 +20,7 @@ namespace {
 
 constexpr const char* k_check_help = R"(usage: headroom check MODEL [vLLM flags] [options]
        headroom check [options] -- vllm serve MODEL [flags]
+       headroom check [options] -- 'LLM(model="MODEL", gpu_memory_utilization=0.85, ...)'
 
 Predicts vLLM's startup memory for MODEL on the given GPUs: weights, activation peak, non-torch
 memory, CUDA graphs, KV cache blocks and tokens, maximum concurrency, and whether it starts.
@@ -33,6 +35,9 @@ vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-p
   --max-num-batched-tokens, --kv-cache-dtype, --dtype, --quantization/-q, --enforce-eager,
   --block-size, --enable-prefix-caching, --enable-chunked-prefill, --kv-cache-memory-bytes,
   --num-gpu-blocks-override, --enable-expert-parallel. Other vLLM flags are ignored with a warning.
+  --config FILE.yaml is read as vLLM reads it (the command line wins). A pasted command may start
+  with VAR=value assignments; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND,
+  VLLM_USE_V1 and VLLM_ALLOW_LONG_MAX_MODEL_LEN change the prediction.
 
 options:
   --gpu NAME            GPU model from the catalogue (e.g. H100, A100-40GB, RTX 4090)
@@ -42,6 +47,9 @@ options:
   --used-gib X          memory already used by other processes on each GPU
   --free-gib X          free memory on each GPU right now
   --vllm-version V      vLLM version to model (default: newest modelled)
+  --entrypoint llm|serve  how vLLM is started: Python LLM(...) (offline batch defaults) or
+                        vllm serve (default; a pasted LLM(...) call implies llm)
+  --env VAR=value       a VLLM_* environment variable of the run (repeatable)
   --db URL              run history to consult: SQLite file or postgresql:// URL (default:
                         $HEADROOM_DB, else $XDG_DATA_HOME/headroom/history.db; never created)
   --no-history          ignore the run history
@@ -66,7 +74,7 @@ int run_check(const Args& args) {
   }
   Args own, vllm_args;
   std::vector<std::string> own_values = {"--gpu",    "--gpus",  "--nodes", "--gpu-memory-gib", "--used-gib",
-                                         "--free-gib", "--vllm-version", "--format", "--color", "--db"};
+                                         "--free-gib", "--vllm-version", "--format", "--color", "--db", "--entrypoint", "--env"};
   std::vector<std::string> own_bools = {"--no-history"};
   own_values.insert(own_values.end(), hub_value_flags().begin(), hub_value_flags().end());
   own_bools.insert(own_bools.end(), hub_bool_flags().begin(), hub_bool_flags().end());
@@ -76,6 +84,8 @@ int run_check(const Args& args) {
   bool no_history = false;
   CLI::App app{"headroom check"};
   add_target_options(app, target);
+  EntrypointOptions entry;
+  add_entrypoint_options(app, entry);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
   app.add_option("--db", db);
@@ -88,7 +98,7 @@ int run_check(const Args& args) {
   auto color = parse_color(color_text);
   if (!color) return print_error(color.error()), k_exit_usage;
 
-  auto cmd = parse_vllm_command(vllm_args);
+  auto cmd = resolve_vllm_command(vllm_args, entry);
   if (!cmd) return print_error(cmd.error()), k_exit_usage;
   if (cmd->model.empty()) {
     print_error("no model given: headroom check MODEL [vLLM flags] (see 'headroom check --help')");
@@ -118,13 +128,7 @@ int run_check(const Args& args) {
   for (const auto& w : prediction->warnings) print_warning(w);
 
   if (*format == Format::json) {
-    auto j = prediction_to_json(*model, *gpus, *prediction);
-    for (const auto& w : cmd->warnings) j["warnings"].push_back(w);
-    if (!records.empty()) {
-      nlohmann::json failures = nlohmann::json::array();
-      for (const auto& f : advice.failures) failures.push_back(f.citation());
-      j["history"] = {{"database", history_location}, {"records", records.size()}, {"failed_configurations", failures}};
-    }
+    auto j = check_document(*model, *gpus, *prediction, cmd->warnings, records, advice, history_location);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),

@@ -18,6 +18,29 @@ void add_target_options(CLI::App& app, TargetOptions& t) {
   app.add_option("--vllm-version", t.vllm_version);
 }
 
+void add_entrypoint_options(CLI::App& app, EntrypointOptions& o) {
+  app.add_option("--entrypoint", o.entrypoint)->check(CLI::IsMember({"llm", "serve"}));
+  app.add_option("--env", o.env);
+}
+
+Result<VllmCommand> resolve_vllm_command(const Args& vllm_args, const EntrypointOptions& o) {
+  std::string joined;
+  for (const auto& a : vllm_args) joined += (joined.empty() ? "" : " ") + a;
+  Result<VllmCommand> cmd = joined.find("LLM(") != std::string::npos ? parse_llm_call(joined) : parse_vllm_command(vllm_args);
+  if (!cmd) return cmd;
+  if (o.entrypoint == "llm") cmd->flags.usage_context = UsageContext::llm_class;
+  if (o.entrypoint == "serve") cmd->flags.usage_context = UsageContext::api_server;
+  for (const auto& e : o.env) {
+    auto eq = e.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return make_error(ErrorCode::invalid_argument, "expected VAR=value, got '" + e + "'", "--env");
+    auto applied = apply_vllm_env(cmd->flags, e.substr(0, eq), e.substr(eq + 1));
+    if (!applied) return tl::unexpected(applied.error());
+    if (!*applied) cmd->warnings.push_back("environment variable " + e.substr(0, eq) + " does not change the prediction; ignored");
+  }
+  return cmd;
+}
+
 void split_args(const Args& args, const std::vector<std::string>& own_value_flags,
                 const std::vector<std::string>& own_bool_flags, Args& own, Args& vllm) {
   for (std::size_t i = 0; i < args.size(); ++i) {

@@ -26,6 +26,23 @@ struct TargetOptions {
   std::string vllm_version;
 };
 
+// How vLLM is started: the entry point (its batch defaults differ) and VLLM_* environment variables.
+struct EntrypointOptions {
+  std::string entrypoint;        // "", "serve" or "llm"
+  std::vector<std::string> env;  // VAR=value, repeatable
+};
+
+// The option names EntrypointOptions takes (for split_args).
+inline const std::vector<std::string> k_entrypoint_value_flags = {"--entrypoint", "--env"};
+
+// Registers --entrypoint llm|serve and --env VAR=value.
+void add_entrypoint_options(CLI::App& app, EntrypointOptions& options);
+
+// The vLLM command from what the user pasted: a Python `LLM(...)` call (one or more words that
+// contain "LLM("), or a `vllm serve` command line / flags; then --entrypoint and --env applied
+// (they override what the paste implies). Errors name the option or the position in the paste.
+Result<VllmCommand> resolve_vllm_command(const Args& vllm_args, const EntrypointOptions& options);
+
 // Registers the GPU and version options (--gpu, --gpus, --nodes, --gpu-memory-gib, --used-gib,
 // --free-gib, --vllm-version) on a command's parser.
 void add_target_options(CLI::App& app, TargetOptions& target);

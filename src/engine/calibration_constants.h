@@ -23,20 +23,29 @@ inline double sampler_bytes_per_logit(const VllmVersion& v) {
 inline constexpr double k_moe_workspace_factor = 0.84;
 
 struct NonTorchEra {
-  double single_gpu_gib;
-  double tensor_parallel_gib;
-  double pipeline_parallel_gib;
+  double single_gpu_gib;           // kernel images loaded during the profile run
+  double nvswitch_all_reduce_gib;  // added at TP > 1 on Hopper/Blackwell NVLink boards
 };
 
-// Non-torch memory increase (N) by era and layout, medians:
-//   before v0.18: single GPU 0.13 (n=11), TP>1 0.55 (n=2), PP>1 0.07 (n=0);
-//   v0.18 onward: single GPU 0.25 (n=31), TP>1 2.13 (n=2), PP>1 0.07 (n=2).
-// Layouts without rows take the other era's value.
+// Non-torch memory increase (N), single GPU, medians by era: before v0.18 0.13 (n=13), v0.18
+// onward 0.25 (n=31). All-reduce buffers at TP > 1 on NVSwitch boards, above the single-GPU
+// value (median of the TP rows minus it): 0.42 before v0.18 (n=2), 1.88 from v0.18 (n=2);
+// an era without TP rows takes the other era's value.
 inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
-  static const NonTorchEra k_before_v018{0.13, 0.55, 0.07};
-  static const NonTorchEra k_from_v018{0.25, 2.13, 0.07};
+  static const NonTorchEra k_before_v018{0.13, 0.42};
+  static const NonTorchEra k_from_v018{0.25, 1.88};
   return v >= VllmVersion{0, 18} ? k_from_v018 : k_before_v018;
 }
+
+// Custom all-reduce IPC buffers over NVLink before Hopper: no row measures them; the pre-v0.18
+// NVSwitch value (the same custom all-reduce without symmetric memory) stands in.
+inline constexpr double k_nvlink_all_reduce_gib = 0.42;
+// NCCL alone (no custom all-reduce over PCIe): not measured in the calibration set; derived from
+// NCCL's defaults (NCCL_BUFFSIZE 4 MiB x send/recv x up to 8 channels per peer = 64 MiB).
+inline constexpr double k_nccl_buffers_per_peer_gib = 0.0625;
+// Pipeline-parallel runs (TP 1): the first stage's whole N, median of 2 rows; lower than a
+// single GPU's because that stage never runs the sampler's kernels.
+inline constexpr double k_pipeline_non_torch_gib = 0.07;
 
 // CUDA context + NCCL at the init snapshot: total - free in "worker init memory snapshot" lines
 // (0.47-0.63 GiB at TP 1-2; 1.18 GiB at larger TP/EP), memory model section 8.3.
@@ -44,10 +53,11 @@ inline constexpr double k_baseline_context_gib = 0.5;
 inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 
 // CUDA graph memory ("Graph capturing finished ... took X GiB") =
-//   (per-1024-hidden x hidden/1024 + per-layer x layers) x sizes/51 + MoE,
-// least squares on 34 v0.17+ rows (no intercept: a tiny model captures tiny graphs).
-inline constexpr double k_graph_per_1024_hidden_gib = 0.1161;
-inline constexpr double k_graph_per_layer_gib = 0.0127;
-inline constexpr double k_graph_moe_extra_gib = 0.502;
+//   (per-1024-hidden x hidden/1024 + per-layer x layers) x graphs/102 + MoE, where graphs counts
+//   PIECEWISE sizes plus, from v0.11, FULL decode sizes <= max_num_seqs (102 at big-GPU defaults),
+// least squares on 36 v0.17+ rows (no intercept: a tiny model captures tiny graphs).
+inline constexpr double k_graph_per_1024_hidden_gib = 0.1170;
+inline constexpr double k_graph_per_layer_gib = 0.0123;
+inline constexpr double k_graph_moe_extra_gib = 0.515;
 
 }  // namespace headroom::engine

@@ -64,11 +64,24 @@ bool is_multimodal(const ModelSpec& model) {
          a.find("Vision") != std::string::npos || a.find("Llava") != std::string::npos;
 }
 
-Bytes estimate_non_torch(const VllmVersion& version, int tp, int pp) {
+Interconnect interconnect_of(const GpuSpec& gpu) {
+  if (!gpu.nvlink) return Interconnect::pcie;
+  if (gpu.architecture == "Hopper" || gpu.architecture == "Blackwell") return Interconnect::nvswitch;
+  return Interconnect::nvlink;
+}
+
+Bytes estimate_non_torch(const VllmVersion& version, int tp, int pp, const GpuSpec& gpu) {
   const NonTorchEra& era = non_torch_era(version);
   double gib = era.single_gpu_gib;
-  if (tp > 1) gib = era.tensor_parallel_gib;
-  else if (pp > 1) gib = era.pipeline_parallel_gib;
+  if (tp > 1) {
+    switch (interconnect_of(gpu)) {
+      case Interconnect::nvswitch: gib += era.nvswitch_all_reduce_gib; break;
+      case Interconnect::nvlink: gib += k_nvlink_all_reduce_gib; break;
+      case Interconnect::pcie: gib += k_nccl_buffers_per_peer_gib * (tp - 1); break;
+    }
+  } else if (pp > 1) {
+    gib = k_pipeline_non_torch_gib;
+  }
   return from_gib(gib);
 }
 
@@ -79,12 +92,24 @@ Bytes estimate_baseline(int tp, int pp) {
   return from_gib(gib);
 }
 
-Bytes estimate_cuda_graph(const ModelSpec& model, int num_capture_sizes, int stage_layers, int tp) {
-  if (num_capture_sizes <= 0) return 0;
+int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& sizes, int max_num_seqs) {
+  int graphs = static_cast<int>(sizes.size());
+  if (version.is_v1_engine() && version >= VllmVersion{0, 11})
+    graphs += static_cast<int>(std::count_if(sizes.begin(), sizes.end(), [&](int s) { return s <= max_num_seqs; }));
+  return graphs;
+}
+
+Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_t vocab_size) {
+  return static_cast<Bytes>(sampler_bytes_per_logit(version) * static_cast<double>(requests) *
+                            static_cast<double>(round_up(vocab_size, 64)));
+}
+
+Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tp) {
+  if (num_graphs <= 0) return 0;
   // Piecewise graphs split at every attention layer, so graph memory grows with the layers; the
   // static buffers of the largest captured batch grow with the hidden size; both scale with the
-  // number of captured batch sizes.
-  const double scale = static_cast<double>(num_capture_sizes) / 51.0;
+  // number of graphs captured (102 at the defaults of a big GPU from v0.11: 51 PIECEWISE + 51 FULL).
+  const double scale = static_cast<double>(num_graphs) / 102.0;
   double gib = (k_graph_per_1024_hidden_gib * model.hidden_size / 1024.0 + k_graph_per_layer_gib * stage_layers) * scale;
   if (model.moe) gib += k_graph_moe_extra_gib;
   return from_gib(gib);

@@ -4,8 +4,11 @@
 // scripts/fit_calibration.py on the calibration measurements (see docs/accuracy.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "headroom/gpu.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
 #include "headroom/vllm_version.h"
@@ -38,12 +41,32 @@ bool is_multimodal(const ModelSpec& model);
 // Torch peak increase during the profile run (A).
 ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion& version, const ActivationInputs& in);
 
-// Non-torch memory increase since the init snapshot (N): communication buffers and kernel images.
-Bytes estimate_non_torch(const VllmVersion& version, int tensor_parallel_size, int pipeline_parallel_size);
+// How the GPUs of a tensor-parallel group exchange data, which decides the all-reduce buffers
+// (distributed/device_communicators/custom_all_reduce.py: custom all-reduce needs NVLink, or P2P
+// between two PCIe GPUs, which consumer boards and T4s lack).
+enum class Interconnect {
+  nvswitch,  // Hopper/Blackwell SXM boards: custom all-reduce plus symmetric-memory / NVLS buffers
+  nvlink,    // NVLink before Hopper (V100, A100, A40 / RTX A6000 bridges): custom all-reduce IPC buffers
+  pcie,      // no NVLink: NCCL alone
+};
+Interconnect interconnect_of(const GpuSpec& gpu);
+
+// Non-torch memory increase since the init snapshot (N): kernel images loaded during the profile run
+// (by era), plus the communication buffers of the TP group (by interconnect and era) or of the
+// pipeline's send/receive.
+Bytes estimate_non_torch(const VllmVersion& version, int tensor_parallel_size, int pipeline_parallel_size, const GpuSpec& gpu);
 
 // CUDA context + NCCL memory present at the init snapshot (B): never charged to the budget but
 // must fit beside it (the startup free-memory check).
 Bytes estimate_baseline(int tensor_parallel_size, int pipeline_parallel_size);
+
+// CUDA graphs captured: one PIECEWISE graph per capture size, plus from v0.11 (#25444,
+// FULL_AND_PIECEWISE) one FULL decode graph per size ≤ max_num_seqs (cudagraph_dispatcher.py).
+int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& capture_sizes, int max_num_seqs);
+
+// The buffers of the sampler warm-up after graph capture: R dummy requests over the padded
+// vocabulary at the sampler era's bytes per logit (the same _dummy_sampler_run as the profile's).
+Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_t vocab_size);
 
 // Memory CUDA graph capture takes (G), for the number of captured graphs and the stage's layers.
 Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tensor_parallel_size);

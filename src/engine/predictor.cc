@@ -7,6 +7,8 @@
 
 #include "engine/empirical.h"
 #include "engine/kv_layers.h"
+#include "engine/startup_checks.h"
+#include "engine/uncertainty.h"
 #include "engine/vllm_defaults.h"
 #include "engine/vllm_messages.h"
 #include "engine/weights.h"
@@ -103,7 +105,12 @@ std::vector<engine::StageWeights> cached_stage_weights(const ModelSpec& model, c
 }  // namespace
 
 Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
-                           const VllmVersion& version, const PredictOptions& options) {
+                           const VllmVersion& requested_version, const PredictOptions& options) {
+  // VLLM_USE_V1 (envs.py, v0.8-v0.10) picks the engine: 0 runs the V0 engine, whose accounting is the
+  // one of v0.7.3, the last release where V0 was the default; V0 was removed in v0.11.
+  VllmVersion version = requested_version;
+  const bool v0_by_env = flags.use_v1_engine && !*flags.use_v1_engine && version.is_v1_engine() && version < VllmVersion{0, 11};
+  if (v0_by_env) version = VllmVersion{0, 7, 3};
   if (auto ok = validate_flags(flags); !ok) return tl::unexpected(ok.error());
   if (model.num_layers <= 0 || model.hidden_size <= 0 || model.vocab_size <= 0)
     return make_error(ErrorCode::unsupported,
@@ -111,7 +118,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   if (gpus.gpu.total_bytes <= 0) return make_error(ErrorCode::invalid_argument, "the GPU's total memory is unknown", "--gpu");
 
   Prediction p;
-  p.version = version;
+  p.version = requested_version;
+  if (v0_by_env) p.notes.push_back("VLLM_USE_V1=0: the V0 engine's accounting (as in v0.7.3) is used");
   ResolvedSettings& s = p.settings;
   s.usage_context = flags.usage_context;
   s.tensor_parallel_size = flags.tensor_parallel_size.value_or(1);
@@ -175,27 +183,10 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   auto fail = [&](Failure f) {
     if (!p.failure) p.failure = std::move(f);
   };
-  if (dt.failure) fail(*dt.failure);
-  if (flags.max_model_len && *flags.max_model_len > derived_len) {
-    fail(Failure{"max_model_len_exceeds_model_limit", "config",
-                 engine::max_model_len_exceeds_message(*flags.max_model_len, model.max_length_key, derived_len), {}});
-  }
-  if (model.num_attention_heads > 0 && model.num_attention_heads % tp != 0)
-    fail(Failure{"tp_size_not_divisible", "config", engine::tp_not_divisible_message(model.num_attention_heads, tp), {}});
-  if (pp > model.num_layers)
-    fail(Failure{"pp_size_too_large", "config",
-                 "pipeline_parallel_size (" + std::to_string(pp) + ") is larger than the number of layers (" +
-                     std::to_string(model.num_layers) + ")", {}});
-  if (s.max_num_batched_tokens < s.max_num_seqs && flags.max_num_batched_tokens)
-    fail(Failure{"scheduler_config_invalid", "config",
-                 "max_num_batched_tokens (" + std::to_string(s.max_num_batched_tokens) +
-                     ") must be greater than or equal to max_num_seqs (" + std::to_string(s.max_num_seqs) + ").", {}});
-  if (!s.enable_chunked_prefill && s.max_num_batched_tokens < s.max_model_len)
-    fail(Failure{"scheduler_config_invalid", "config",
-                 "max_num_batched_tokens (" + std::to_string(s.max_num_batched_tokens) + ") is smaller than max_model_len (" +
-                     std::to_string(s.max_model_len) +
-                     "). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM "
-                     "reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.", {}});
+  // --- Checks before anything is allocated, in vLLM's order (startup_checks.cc) ---
+  const engine::StartupCheckInputs check_in{model, gpus.gpu, flags, version, s, derived_len};
+  if (auto f = engine::engine_config_failure(check_in)) fail(*f);
+  if (auto f = engine::worker_init_failure(check_in, dt.failure)) fail(*f);
 
   // --- Budget (v1/worker/utils.py request_memory) ---
   MemoryBreakdown& m = p.memory;
@@ -222,9 +213,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
 
   const auto capture_sizes = engine::cudagraph_capture_sizes(version, s.max_num_seqs, s.max_num_batched_tokens);
-  // Graph memory grows with the number of capture sizes (one PIECEWISE graph per size, plus FULL
-  // decode graphs for sizes ≤ max_num_seqs from v0.11, #25444); the calibration is per size.
-  const int num_graph_sizes = s.enforce_eager ? 0 : static_cast<int>(capture_sizes.size());
+  const int num_graphs = s.enforce_eager ? 0 : engine::num_cuda_graphs(version, capture_sizes, s.max_num_seqs);
 
   // Hybrid KV manager: on in V1 except for chunked local attention (Llama 4) by default.
   const bool hybrid_manager = v1 && version >= VllmVersion{0, 10} && !has_kind(model, LayerKind::chunked_attention);
@@ -258,8 +247,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     auto act = engine::estimate_activation(model, version, ai);
     r.activation = act.total;
     r.sampler = act.sampler;
-    r.non_torch = engine::estimate_non_torch(version, tp, pp);
-    r.graph = engine::estimate_cuda_graph(model, num_graph_sizes, ai.stage_layers, tp);
+    r.non_torch = engine::estimate_non_torch(version, tp, pp, gpus.gpu);
+    r.graph = engine::estimate_cuda_graph(model, num_graphs, ai.stage_layers, tp);
     if (options.measured) {
       const auto& mt = *options.measured;
       if (mt.weights) r.weights = *mt.weights;
@@ -385,6 +374,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
               " on the GPU (listed below; headroom never stops processes itself)";
     p.notes.push_back(todo);
   }
+  // Model construction (load_model builds the modules before any weight is read).
+  if (auto f = engine::model_construction_failure(check_in)) fail(*f);
   const Bytes usable = total - m.baseline - other_processes;
   if (w.weights > usable) {
     fail(Failure{"weights_load_oom", "weights-load", engine::weights_oom_message(version, w.weights - usable, total, usable), {}});
@@ -418,6 +409,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     }
   }
   capacity(s.max_model_len);
+  if (auto f = engine::kv_allocation_failure(check_in)) fail(*f);
   // Hybrid Mamba models: each decode sequence needs its own state block, and FULL decode graphs
   // are captured up to max_num_seqs (config/compilation.py resolve_cudagraph_mode_and_sizes, 2026).
   if (state_model && v1 && version >= VllmVersion{0, 18} && !s.enforce_eager && p.num_gpu_blocks > 0 &&
@@ -434,24 +426,35 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     fail(Failure{"kv_cache_insufficient", "kv-cache-alloc", engine::v0_max_len_message(s.max_model_len, p.kv_cache_tokens),
                  p.largest_fitting_max_model_len});
   }
-  // After KV allocation: graph capture and the second sampler warm-up must fit in what is left.
-  // Device use then ≈ baseline + others + weights + non-torch + KV tensors + graphs + sampler buffers.
+  // After KV allocation: graph capture, then the sampler warm-up (v1/worker/gpu_worker.py
+  // compile_or_warm_up_model runs it after capture_model on purpose, so its buffers stay allocated).
+  // Resident then: the CUDA context, other processes, weights, non-torch and the KV tensors; the
+  // profile's activation was freed and is not part of it. The graphs are captured into what is left
+  // (an estimate in the budget only reserved room for them), then the warm-up's [R, vocab] buffers.
   if (!p.failure) {
     const Bytes kv_alloc = p.num_gpu_blocks * block_bytes;
     const Bytes in_use = m.baseline + other_processes + w.weights + w.non_torch + kv_alloc;
-    if (!s.enforce_eager && in_use + w.graph > total) {
+    const Bytes graphs = s.enforce_eager ? 0 : w.graph;
+    const int requests = std::min(s.max_num_seqs, s.max_num_batched_tokens);
+    const Bytes warmup = w.sampler > 0 ? engine::sampler_warmup_bytes(version, requests, model.vocab_size) : 0;
+    if (graphs > 0 && in_use + graphs > total) {
       fail(Failure{"cuda_graph_capture_oom", "cuda-graph-capture",
                    "torch.OutOfMemoryError: CUDA out of memory while capturing CUDA graphs: about " + gib(w.graph) +
                        " of graphs do not fit in the " + gib(std::max<Bytes>(0, total - in_use)) + " left after the KV cache",
                    {}});
-    } else if (in_use + (s.enforce_eager ? 0 : w.graph) + w.sampler > total) {
-      fail(Failure{"sampler_warmup_oom", "sampler-warmup", engine::sampler_warmup_oom_message(std::min(s.max_num_seqs, s.max_num_batched_tokens)), {}});
+    } else if (v1 && in_use + graphs + warmup > total) {
+      fail(Failure{"sampler_warmup_oom", "sampler-warmup", engine::sampler_warmup_oom_message(requests), {}});
+      p.notes.push_back("the sampler warm-up after graph capture needs about " + gib(warmup) + " for " + std::to_string(requests) +
+                        " dummy requests × a " + std::to_string(model.vocab_size) + "-token vocabulary, but only " +
+                        gib(std::max<Bytes>(0, total - in_use - graphs)) +
+                        " is left beside the KV cache and the graphs: lower --gpu-memory-utilization or --max-num-seqs");
     }
   }
   if (s.estimate_cuda_graphs) p.notes.push_back("CUDA graph memory is estimated and subtracted from the budget before the KV cache (v0.21+)");
   else if (!s.enforce_eager) p.notes.push_back("CUDA graph memory (" + gib(w.graph) + ") is not charged to the budget in this version: it must fit in the memory outside it");
   if (gpus.free_bytes && other_processes > 0)
     for (const auto& h : gpus.memory_holders) p.notes.push_back(h);
+  p.uncertainty = engine::kv_uncertainty(gpus.gpu, requested_version, tp, m, p.kv_cache_tokens, s.estimate_cuda_graphs);
   p.starts = !p.failure.has_value();
   return p;
 }

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "headroom/vllm_config.h"
+#include "util/json_file.h"
 #include "util/strings.h"
 
 namespace headroom {
@@ -220,16 +221,6 @@ bool looks_like_flag(const std::string& s) {
   return !(std::isdigit(static_cast<unsigned char>(s[1])) || s[1] == '.');
 }
 
-// Environment assignments in a pasted command (VAR=value vllm serve ...).
-Result<void> apply_env(VllmFlags& flags, const std::string& name, const std::string& value) {
-  if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
-    auto b = parse_bool_value(name, value);
-    if (!b) return tl::unexpected(b.error());
-    flags.estimate_cuda_graphs = *b;
-  }
-  return {};
-}
-
 bool is_env_assignment(const std::string& s) {
   auto eq = s.find('=');
   if (eq == std::string::npos || eq == 0 || s[0] == '-') return false;
@@ -239,6 +230,23 @@ bool is_env_assignment(const std::string& s) {
 
 }  // namespace
 
+Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value) {
+  // envs.py: these read "1"/"0" (or true/false); the backend is a name.
+  if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" || name == "VLLM_USE_V1" || name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
+    auto b = parse_bool_value(name, value);
+    if (!b) return tl::unexpected(b.error());
+    if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") flags.estimate_cuda_graphs = *b;
+    else if (name == "VLLM_USE_V1") flags.use_v1_engine = *b;
+    else flags.allow_long_max_model_len = *b;
+    return true;
+  }
+  if (name == "VLLM_ATTENTION_BACKEND") {
+    flags.attention_backend = value;
+    return true;
+  }
+  return false;
+}
+
 Result<Bytes> parse_human_bytes(const std::string& text) { return parse_human_int("--kv-cache-memory-bytes", text); }
 
 Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) {
@@ -247,9 +255,19 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
   std::size_t i = 0;
   while (i < args.size() && is_env_assignment(args[i])) {
     auto eq = args[i].find('=');
-    auto r = apply_env(cmd.flags, args[i].substr(0, eq), args[i].substr(eq + 1));
+    auto r = apply_vllm_env(cmd.flags, args[i].substr(0, eq), args[i].substr(eq + 1));
     if (!r) return tl::unexpected(r.error());
     ++i;
+  }
+  // `env VAR=value vllm ...` reads the same.
+  if (i < args.size() && args[i] == "env") {
+    ++i;
+    while (i < args.size() && is_env_assignment(args[i])) {
+      auto eq = args[i].find('=');
+      auto r = apply_vllm_env(cmd.flags, args[i].substr(0, eq), args[i].substr(eq + 1));
+      if (!r) return tl::unexpected(r.error());
+      ++i;
+    }
   }
   // Command prefixes: `vllm serve`, `python[3] -m vllm.entrypoints.openai.api_server`.
   if (i < args.size() && (args[i] == "vllm" || args[i].ends_with("/vllm"))) {
@@ -263,11 +281,38 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
       i += 2;
     }
   }
+  // --config FILE.yaml: its flags go before the command line's, which win (argparse_utils.py).
+  std::size_t config_end = i;
+  for (std::size_t k = i; k < args.size(); ++k) {
+    std::string path;
+    std::size_t drop = 0;
+    if (args[k] == "--config" && k + 1 < args.size()) {
+      path = args[k + 1];
+      drop = 2;
+    } else if (args[k].starts_with("--config=")) {
+      path = args[k].substr(9);
+      drop = 1;
+    } else if (args[k] == "--config") {
+      return make_error(ErrorCode::invalid_argument, "expected a YAML file after --config", "--config");
+    } else {
+      continue;
+    }
+    auto text = util::read_file(path);
+    if (!text) return tl::unexpected(text.error());
+    auto file_args = config_file_args(*text, path);
+    if (!file_args) return tl::unexpected(file_args.error());
+    args.erase(args.begin() + static_cast<long>(k), args.begin() + static_cast<long>(k + drop));
+    args.insert(args.begin() + static_cast<long>(i), file_args->begin(), file_args->end());
+    config_end = i + file_args->size();
+    break;
+  }
+  bool model_from_config = false;
   for (; i < args.size(); ++i) {
     std::string arg = args[i];
     if (!looks_like_flag(arg)) {
-      if (cmd.model.empty()) {
-        cmd.model = arg;
+      if (cmd.model.empty() || model_from_config) {
+        cmd.model = arg;  // a positional model wins over a config file's `model:`
+        model_from_config = false;
         continue;
       }
       return make_error(ErrorCode::invalid_argument,
@@ -288,6 +333,7 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
         value = args[++i];
       }
       cmd.model = value;
+      model_from_config = i < config_end;
       continue;
     }
     bool negated = false;

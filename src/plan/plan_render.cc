@@ -50,7 +50,15 @@ std::string render_vllm_serve(const std::string& model_id, const PlannedConfig& 
 
 std::string render_python(const std::string& model_id, const PlannedConfig& c, const GpuSetup& gpus) {
   std::string out = "from vllm import LLM\n\nllm = LLM(\n    model=\"" + model_id + "\",\n";
-  for (const auto& [name, value] : rendered_flags(c, gpus)) {
+  // LLM() starts the engine with usage context LLM_CLASS, whose batch defaults differ from the
+  // server's (engine/arg_utils.py get_batch_defaults: 16384 / 8192 batched tokens against 8192 /
+  // 2048), so the plan's resolved batch limits are written out for the code to reproduce it.
+  PlannedConfig offline = c;
+  const auto& resolved = c.prediction.settings;
+  if (!offline.flags.max_num_seqs && resolved.max_num_seqs > 0) offline.flags.max_num_seqs = resolved.max_num_seqs;
+  if (!offline.flags.max_num_batched_tokens && resolved.max_num_batched_tokens > 0)
+    offline.flags.max_num_batched_tokens = resolved.max_num_batched_tokens;
+  for (const auto& [name, value] : rendered_flags(offline, gpus)) {
     std::string v = value.empty() ? "True" : is_number(value) ? value : "\"" + value + "\"";
     out += "    " + snake(name) + "=" + v + ",\n";
   }

@@ -89,6 +89,16 @@ nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, 
                    {"bytes_per_token", p.kv.bytes_per_token},
                    {"layout", p.kv.description}};
   j["kv_cache_tokens"] = p.kv_cache_tokens;
+  if (p.uncertainty) {
+    const auto& u = *p.uncertainty;
+    j["kv_cache_range"] = {{"kv_cache_gib_low", gib2(u.kv_cache_low)},
+                           {"kv_cache_gib_high", gib2(u.kv_cache_high)},
+                           {"kv_tokens_low", u.kv_tokens_low},
+                           {"kv_tokens_high", u.kv_tokens_high},
+                           {"reasons", u.reasons}};
+  } else {
+    j["kv_cache_range"] = nullptr;
+  }
   j["num_gpu_blocks"] = p.num_gpu_blocks;
   j["max_concurrency"] = std::round(p.max_concurrency * 100.0) / 100.0;
   j["largest_fitting_max_model_len"] = p.largest_fitting_max_model_len;
@@ -192,10 +202,16 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   line("");
   // Capacity figures mean nothing when startup stops before the KV cache is sized.
   const bool kv_sized = p.starts || (p.failure && p.failure->phase != "weights-load" && p.failure->phase != "profile-run" &&
-                                     p.failure->phase != "startup-free-memory-check" && p.failure->phase != "config");
+                                     p.failure->phase != "startup-free-memory-check" && p.failure->phase != "config" &&
+                                     p.failure->phase != "model-construction");
   if (kv_sized) {
   line("kv cache  " + util::with_commas(p.kv_cache_tokens) + " tokens in " + util::with_commas(p.num_gpu_blocks) +
        " blocks of " + std::to_string(p.kv.block_size) + " (" + p.kv.description + ")");
+  if (p.uncertainty) {
+    line("          range " + util::with_commas(p.uncertainty->kv_tokens_low) + " to " +
+         util::with_commas(p.uncertainty->kv_tokens_high) + " tokens, outside what the calibration covers:");
+    for (const auto& r : p.uncertainty->reasons) line("            " + r);
+  }
   line("          max concurrency at " + util::with_commas(s.max_model_len) + " tokens: " + util::fixed(p.max_concurrency, 2) + "x");
   if (p.largest_fitting_max_model_len > 0)
     line("          longest request that fits: " + util::with_commas(p.largest_fitting_max_model_len) + " tokens");

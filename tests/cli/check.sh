@@ -113,6 +113,37 @@ check_golden fp8_kv fp8_kv.txt
 run fp8_kv_json 0 "$llama8b" --gpu H100 --max-model-len 32768 --kv-cache-dtype fp8 --format json "${v[@]}"
 check_golden fp8_kv_json fp8_kv.json
 
+# ---- entry points: a pasted LLM(...) call, --entrypoint, VAR=value, --env, --config YAML ----
+jq_py() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); $2" "$tmp/$1.out" || fail "$1: $(head -c 300 "$tmp/$1.out")"; }
+
+run llm_call 0 --gpu H100 --format json "${v[@]}" -- "LLM(model=\"$llama8b\", max_model_len=16384, gpu_memory_utilization=0.85)"
+# engine/arg_utils.py get_batch_defaults, LLM_CLASS on a >= 70 GiB GPU: 16384 batched tokens.
+jq_py llm_call 'assert j["settings"]["usage_context"] == "llm_class" and j["settings"]["max_num_batched_tokens"] == 16384 and j["settings"]["gpu_memory_utilization"] == 0.85, j["settings"]'
+
+run entrypoint_llm 0 "$llama8b" --gpu L4 --entrypoint llm --max-model-len 8192 --format json "${v[@]}"
+jq_py entrypoint_llm 'assert j["settings"]["max_num_batched_tokens"] == 8192 and j["settings"]["max_num_seqs"] == 256, j["settings"]'
+
+run env_prefix 0 --gpu H100 --format json --vllm-version 0.21.0 -- VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve "$llama8b" --max-model-len 8192
+jq_py env_prefix 'assert j["settings"]["estimate_cuda_graphs"] is False, j["settings"]'
+run env_option 0 "$llama8b" --gpu H100 --format json --vllm-version 0.21.0 --env VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 --max-model-len 8192
+jq_py env_option 'assert j["settings"]["estimate_cuda_graphs"] is False, j["settings"]'
+
+printf 'model: %s\ntensor-parallel-size: 2\nmax-model-len: 8192\nport: 8000\n' "$llama8b" >"$tmp/serve.yaml"
+run config_yaml 0 --gpu H100 --format json "${v[@]}" -- vllm serve --config "$tmp/serve.yaml" --max-model-len 4096
+jq_py config_yaml 'assert j["settings"]["tensor_parallel_size"] == 2 and j["settings"]["max_model_len"] == 4096, j["settings"]'
+
+# ---- startup checks and the range outside the calibration ----
+run vocab_tp5 3 Qwen/Qwen3-14B --gpu H100 --gpus 5 -tp 5 --max-model-len 8192 --format json "${v[@]}"
+jq_py vocab_tp5 'assert j["failure"]["message"] == "151936 is not divisible by 5" and j["failure"]["phase"] == "model-construction", j["failure"]'
+
+run range_4090 0 "$llama8b" --gpu "RTX 4090" --max-model-len 8192 --format json "${v[@]}"
+jq_py range_4090 'r = j["kv_cache_range"]; assert r and r["kv_tokens_low"] < j["kv_cache_tokens"] < r["kv_tokens_high"] and "Hopper" in r["reasons"][0], r'
+run range_h100 0 "$llama8b" --gpu H100 --max-model-len 8192 --format json "${v[@]}"
+jq_py range_h100 'assert j["kv_cache_range"] is None, j["kv_cache_range"]'
+
+run bad_env 2 "$llama8b" --gpu H100 --env NOEQUALS
+check_stderr bad_env "headroom: error: --env: expected VAR=value, got 'NOEQUALS'"
+
 # ---- bad input: exact stderr and exit code ----
 run missing_path 1 ./no/such/dir --gpu H100
 check_stderr missing_path "headroom: error: ./no/such/dir: no such folder or file (a local model is a folder with config.json)"

@@ -1,0 +1,1 @@
+LLM(model="Qwen/Qwen3-8B", tensor_parallel_size=2, gpu_memory_utilization=0.85, enforce_eager=True)

@@ -1,0 +1,235 @@
+// vLLM's pre-allocation checks, in its order. Each check names the vLLM file it reproduces; the
+// table in docs/startup-checks.md lists them with versions and tests.
+#include "engine/startup_checks.h"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+#include "engine/vllm_messages.h"
+#include "util/strings.h"
+
+namespace headroom::engine {
+
+namespace {
+
+int capability_of(const GpuSpec& gpu) {
+  // "8.6" → 86; unknown → 0 (then no capability check is made).
+  const auto& cc = gpu.compute_capability;
+  auto dot = cc.find('.');
+  if (cc.empty() || dot == std::string::npos) return 0;
+  try {
+    return std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+Failure config_error(std::string error_class, std::string message) {
+  return Failure{std::move(error_class), "config", std::move(message), {}};
+}
+
+Failure construction_error(std::string error_class, std::string message) {
+  return Failure{std::move(error_class), "model-construction", std::move(message), {}};
+}
+
+// distributed/utils.py ensure_divisibility, reached through divide(): an AssertionError whose text
+// is "{numerator} is not divisible by {denominator}" (all versions).
+std::string not_divisible(std::int64_t numerator, std::int64_t denominator) {
+  return std::to_string(numerator) + " is not divisible by " + std::to_string(denominator);
+}
+
+// The quantization method as vLLM resolves it: a checkpoint's GPTQ/AWQ runs through the Marlin
+// kernels on compute capability ≥ 8.0 (gptq_marlin.py / awq_marlin.py override_quantization_method),
+// unless the user named the plain method.
+std::string effective_quantization(const StartupCheckInputs& in, int capability) {
+  std::string q = util::to_lower(in.settings.quantization);
+  const bool user_named = in.flags.quantization.has_value();
+  if (!user_named && capability >= 80 && (q == "gptq" || q == "awq")) return q + "_marlin";
+  return q;
+}
+
+int weight_block(const QuantizationConfig& q, int index) {
+  // fp8 block quantization: "weight_block_size": [block_n, block_k] (fp8.py Fp8Config).
+  if (!q.raw.is_object()) return 0;
+  auto it = q.raw.find("weight_block_size");
+  if (it == q.raw.end() || !it->is_array() || it->size() != 2 || !(*it)[index].is_number_integer()) return 0;
+  return (*it)[index].get<int>();
+}
+
+}  // namespace
+
+int min_quantization_capability(const std::string& method_in, const VllmVersion& v) {
+  const std::string m = util::to_lower(method_in);
+  // get_min_capability() of each config class in model_executor/layers/quantization/.
+  if (m == "fp8") return v >= VllmVersion{0, 5, 1} ? 80 : 89;  // Marlin weight-only fp8 on Ampere from v0.5.1
+  if (m == "fbgemm_fp8") return 80;
+  if (m == "awq") return 75;
+  if (m == "gptq" || m == "gguf") return 60;
+  if (m == "gptq_marlin" || m == "awq_marlin" || m == "marlin" || m == "gptq_marlin_24") return 80;
+  if (m == "bitsandbytes" || m == "compressed-tensors" || m == "compressed_tensors") return 70;
+  if (m == "mxfp4") return 80;
+  if (m == "modelopt") return 89;
+  if (m == "modelopt_fp4") return 100;
+  return 0;
+}
+
+std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
+  const auto& s = in.settings;
+  const auto& model = in.model;
+  // 1. config/model.py _get_and_verify_max_len (ModelConfig, built first): a longer max_model_len than
+  //    the derived one is an error unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.
+  if (in.flags.max_model_len && *in.flags.max_model_len > in.derived_max_model_len && !in.flags.allow_long_max_model_len)
+    return config_error("max_model_len_exceeds_model_limit",
+                        max_model_len_exceeds_message(*in.flags.max_model_len, model.max_length_key, in.derived_max_model_len));
+  // 2. config/vllm.py _get_quantization_config (VllmConfig; config.py before v0.10): the method's
+  //    minimum compute capability.
+  const int capability = capability_of(in.gpu);
+  if (!s.quantization.empty() && capability > 0 && in.gpu.vendor != "AMD") {
+    const std::string method = effective_quantization(in, capability);
+    const int need = min_quantization_capability(method, in.version);
+    if (need > capability)
+      return config_error("quantization_unsupported_on_gpu",
+                          "The quantization method " + s.quantization + " is not supported for the current GPU. Minimum capability: " +
+                              std::to_string(need) + ". Current capability: " + std::to_string(capability) + ".");
+  }
+  // 3. config/cache.py: block_size is one of vLLM's choices (argparse choices before v0.10).
+  if (in.flags.block_size) {
+    static const std::vector<int> k_choices = {1, 8, 16, 32, 64, 128};
+    const int b = *in.flags.block_size;
+    if (std::find(k_choices.begin(), k_choices.end(), b) == k_choices.end())
+      return config_error("invalid_block_size", "argument --block-size: invalid choice: " + std::to_string(b) +
+                                                    " (choose from 1, 8, 16, 32, 64, 128)");
+  }
+  // 4. config/scheduler.py verify_max_model_len (SchedulerConfig).
+  if (s.max_num_batched_tokens < s.max_num_seqs && in.flags.max_num_batched_tokens)
+    return config_error("scheduler_config_invalid", "max_num_batched_tokens (" + std::to_string(s.max_num_batched_tokens) +
+                                                        ") must be greater than or equal to max_num_seqs (" +
+                                                        std::to_string(s.max_num_seqs) + ").");
+  if (!s.enable_chunked_prefill && s.max_num_batched_tokens < s.max_model_len)
+    return config_error("scheduler_config_invalid",
+                        "max_num_batched_tokens (" + std::to_string(s.max_num_batched_tokens) + ") is smaller than max_model_len (" +
+                            std::to_string(s.max_model_len) +
+                            "). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM "
+                            "reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.");
+  // 5. config/model.py verify_with_parallel_config (VllmConfig.__post_init__): heads over TP.
+  const int tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size;
+  if (model.num_attention_heads > 0 && model.num_attention_heads % tp != 0)
+    return config_error("tp_size_not_divisible", tp_not_divisible_message(model.num_attention_heads, tp));
+  // 6. distributed/utils.py get_pp_indices: every stage needs at least one layer.
+  if (pp > model.num_layers)
+    return config_error("pp_size_too_large", "pipeline_parallel_size (" + std::to_string(pp) +
+                                                 ") is larger than the number of layers (" + std::to_string(model.num_layers) + ")");
+  return std::nullopt;
+}
+
+std::optional<Failure> worker_init_failure(const StartupCheckInputs&, const std::optional<Failure>& dtype_failure) {
+  // platforms/cuda.py check_if_supports_dtype (V1 gpu_worker.py init_device; V0 worker.py
+  // _check_if_gpu_supports_dtype): bf16 needs compute capability 8.0. Runs before the free-memory check.
+  return dtype_failure;
+}
+
+std::optional<Failure> model_construction_failure(const StartupCheckInputs& in) {
+  const auto& model = in.model;
+  const int tp = in.settings.tensor_parallel_size;
+  if (tp <= 1 && !(model.quantization && weight_block(*model.quantization, 0) > 0)) return std::nullopt;
+  // 1. The embedding comes first: VocabParallelEmbedding pads the vocabulary to 64
+  //    (DEFAULT_VOCAB_PADDING_SIZE) and vocab_range_from_global_vocab_size divides it over TP.
+  const std::int64_t vocab_padded = (model.vocab_size + 63) / 64 * 64;
+  if (tp > 1 && vocab_padded % tp != 0)
+    return construction_error("tp_size_not_divisible", not_divisible(vocab_padded, tp));
+  // 2. Layer 0's attention: QKVParallelLinear divides the heads, then the KV heads — split when
+  //    there are at least TP of them, replicated otherwise (TP must then be a multiple).
+  if (tp > 1 && !model.mla && model.num_kv_heads > 0) {
+    if (model.num_kv_heads >= tp && model.num_kv_heads % tp != 0)
+      return construction_error("tp_size_not_divisible", not_divisible(model.num_kv_heads, tp));
+    if (model.num_kv_heads < tp && tp % model.num_kv_heads != 0)
+      return construction_error("tp_size_not_divisible", not_divisible(tp, model.num_kv_heads));
+  }
+  // 3. The MLP: MergedColumnParallelLinear divides gate+up (2 × intermediate) over TP; FusedMoE
+  //    divides each expert's width unless experts are placed whole by expert parallelism.
+  const bool ep = in.flags.enable_expert_parallel;
+  const bool dense_mlp = !model.moe || model.moe->first_k_dense_replace > 0 || !model.moe->mlp_only_layers.empty() ||
+                         model.moe->dense_mlp_in_every_layer;
+  const int dense_width = model.moe && model.moe->dense_intermediate_size > 0 ? model.moe->dense_intermediate_size
+                                                                              : model.intermediate_size;
+  if (tp > 1 && dense_mlp && dense_width > 0 && (2LL * dense_width) % tp != 0)
+    return construction_error("tp_size_not_divisible", not_divisible(2LL * dense_width, tp));
+  const int expert_width = model.moe ? model.moe->moe_intermediate_size : 0;
+  if (tp > 1 && !ep && expert_width > 0 && expert_width % tp != 0)
+    return construction_error("tp_size_not_divisible", not_divisible(expert_width, tp));
+
+  // 4. Quantized shapes per rank, checked in create_weights as each linear layer is built.
+  if (!model.quantization) return std::nullopt;
+  const auto& q = *model.quantization;
+  const int capability = capability_of(in.gpu);
+  const std::string method = effective_quantization(in, capability);
+  const int block_n = weight_block(q, 0), block_k = weight_block(q, 1);
+  if (method == "fp8" && block_n > 0 && block_k > 0) {
+    // layers/quantization/utils/fp8_utils.py validate_fp8_block_shape (dense layers, v0.7+):
+    // gate/up output per rank against block_n, down's input per rank against block_k.
+    if (dense_mlp && dense_width > 0) {
+      const int per_rank = dense_width / tp;
+      if (per_rank % block_n != 0)
+        return construction_error("quantization_shape_invalid", "Weight output_partition_size = " + std::to_string(per_rank) +
+                                                                    " is not divisible by weight quantization block_n = " +
+                                                                    std::to_string(block_n) + ".");
+      if (tp > 1 && per_rank % block_k != 0)
+        return construction_error("quantization_shape_invalid", "Weight input_size_per_partition = " + std::to_string(per_rank) +
+                                                                    " is not divisible by weight quantization block_k = " +
+                                                                    std::to_string(block_k) + ".");
+    }
+    // fp8.py Fp8MoEMethod.create_weights: the experts' width per rank.
+    if (expert_width > 0) {
+      const int per_rank = ep ? expert_width : expert_width / tp;
+      if (per_rank % block_n != 0)
+        return construction_error("quantization_shape_invalid", "The output_size of gate's and up's weight = " +
+                                                                    std::to_string(per_rank) +
+                                                                    " is not divisible by weight quantization block_n = " +
+                                                                    std::to_string(block_n) + ".");
+      if (tp > 1 && !ep && per_rank % block_k != 0)
+        return construction_error("quantization_shape_invalid", "The input_size of down's weight = " + std::to_string(per_rank) +
+                                                                    " is not divisible by weight quantization block_k = " +
+                                                                    std::to_string(block_k) + ".");
+    }
+  }
+  // Row-parallel layers (o_proj, down_proj) split their input over TP; group-quantized formats
+  // need whole groups per rank. The first such layer built is o_proj (heads × head_dim / TP), then
+  // down_proj (intermediate / TP).
+  const int group = q.group_size;
+  if (tp > 1 && group > 0 && (method == "gptq" || method == "awq" || method == "gptq_marlin" || method == "awq_marlin")) {
+    std::vector<std::int64_t> inputs;
+    const int head_dim = model.head_dim > 0 ? model.head_dim : (model.num_attention_heads > 0 ? model.hidden_size / model.num_attention_heads : 0);
+    inputs.push_back(static_cast<std::int64_t>(model.num_attention_heads) * head_dim / tp);
+    if (dense_mlp && dense_width > 0) inputs.push_back(dense_width / tp);
+    for (std::int64_t in_per_rank : inputs) {
+      if (in_per_rank % group == 0) continue;
+      if (method == "gptq" || method == "awq")
+        // gptq.py / awq.py create_weights.
+        return construction_error("quantization_shape_invalid",
+                                  "The input size is not aligned with the quantized weight shape. This can be caused by too large "
+                                  "tensor parallel size.");
+      // utils/marlin_utils.py verify_marlin_supports_shape.
+      return construction_error("quantization_shape_invalid",
+                                "Weight input_size_per_partition = " + std::to_string(in_per_rank) +
+                                    " is not divisible by group_size = " + std::to_string(group) +
+                                    ". Consider reducing tensor_parallel_size or running with --quantization gptq.");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> kv_allocation_failure(const StartupCheckInputs& in) {
+  if (in.model.mla || in.gpu.vendor == "AMD") return std::nullopt;
+  // The backend: VLLM_ATTENTION_BACKEND, else FlashAttention on compute capability >= 8.0
+  // (platforms/cuda.py get_attn_backend_cls); older GPUs get backends without this constraint.
+  std::string backend = in.flags.attention_backend.value_or("");
+  std::transform(backend.begin(), backend.end(), backend.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  const bool checked = backend.empty() ? capability_of(in.gpu) >= 80
+                                       : backend.starts_with("FLASH_ATTN") || backend.starts_with("TRITON_ATTN");
+  if (checked && in.settings.block_size % 16 != 0)
+    return Failure{"invalid_block_size", "kv-cache-alloc", "Block size must be a multiple of 16.", {}};
+  return std::nullopt;
+}
+
+}  // namespace headroom::engine

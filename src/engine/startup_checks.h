@@ -1,0 +1,53 @@
+// The checks vLLM makes before it allocates memory for the KV cache, grouped by the stage that runs
+// them and kept in vLLM's order, each with the message vLLM prints (docs/startup-checks.md).
+// The memory checks that follow (free memory, weights, profile run, KV cache, Mamba blocks, graph
+// capture, sampler warm-up) need the memory accounting and stay in predictor.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+#include "headroom/vllm_config.h"
+#include "headroom/vllm_engine.h"
+#include "headroom/vllm_version.h"
+
+namespace headroom::engine {
+
+struct StartupCheckInputs {
+  const ModelSpec& model;
+  const GpuSpec& gpu;
+  const VllmFlags& flags;
+  const VllmVersion& version;
+  const ResolvedSettings& settings;
+  std::int64_t derived_max_model_len = 0;
+};
+
+// Engine configuration (engine/arg_utils.py create_engine_config → config/*.py), in the order the
+// config objects are built: max_model_len against the model's limit, quantization against the GPU's
+// compute capability, block size, scheduler limits, tensor/pipeline parallel size against the heads
+// and layers. The first failure, or nullopt.
+std::optional<Failure> engine_config_failure(const StartupCheckInputs& in);
+
+// Worker initialisation before the free-memory check (v1/worker/gpu_worker.py init_device →
+// platforms/cuda.py check_if_supports_dtype): the dtype against the GPU.
+std::optional<Failure> worker_init_failure(const StartupCheckInputs& in, const std::optional<Failure>& dtype_failure);
+
+// Model construction in load_model, layer by layer as the modules are built: the vocabulary split
+// over TP (VocabParallelEmbedding), attention and KV heads (QKVParallelLinear), the MLP / expert width
+// (MergedColumnParallelLinear, FusedMoE), and the quantized shapes per rank (fp8 blocks, GPTQ/AWQ
+// groups, Marlin tiles). The first failure, or nullopt.
+std::optional<Failure> model_construction_failure(const StartupCheckInputs& in);
+
+// KV cache allocation (v1/worker/gpu_model_runner.py initialize_kv_cache → the attention backend's
+// get_kv_cache_shape): FlashAttention and Triton attention need a block size that is a multiple of 16.
+// Runs after the KV cache checks, before graph capture.
+std::optional<Failure> kv_allocation_failure(const StartupCheckInputs& in);
+
+// The minimum compute capability (major × 10 + minor) vLLM requires for a quantization method at a
+// version (quantization/*.py get_min_capability), or 0 when it sets none.
+int min_quantization_capability(const std::string& method, const VllmVersion& version);
+
+}  // namespace headroom::engine

@@ -1,0 +1,59 @@
+#include "engine/uncertainty.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "engine/empirical.h"
+#include "util/strings.h"
+
+namespace headroom::engine {
+
+namespace {
+
+// The calibration set measures the empirical terms (activation, non-torch, graph lines) on Hopper
+// GPUs (H100, H200): 51 of the 56 rows that print them; the other 5 are one run each on an RTX
+// 2060, 3090, 4060, RTX PRO 6000 and A100, too few to calibrate an architecture.
+bool architecture_calibrated(const GpuSpec& gpu) { return gpu.vendor != "AMD" && gpu.architecture == "Hopper"; }
+
+std::string gib(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
+
+}  // namespace
+
+std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tp,
+                                            const MemoryBreakdown& m, std::int64_t kv_tokens, bool graphs_in_budget) {
+  KvUncertainty u;
+  double spread = 0;  // bytes either side of the predicted KV memory
+  const double a = static_cast<double>(m.activation_peak), n = static_cast<double>(m.non_torch),
+               g = graphs_in_budget ? static_cast<double>(m.cuda_graph) : 0.0;
+  // Relative errors per term are judgements taken from the spread of the calibrated rows
+  // (docs/accuracy.md, "Uncertainty range"): activation 30 % (kernels and sampler paths differ by
+  // architecture), non-torch 50 % or 0.1 GiB (kernel images differ by architecture and driver),
+  // graph estimate 50 % (the spec's observed estimate-to-actual ratios).
+  if (!architecture_calibrated(gpu)) {
+    const std::string what = gpu.key == "custom" ? "a GPU given by its memory only" : gpu.name + " (" + gpu.architecture + ")";
+    u.reasons.push_back(what + ": the calibration runs that measure activation, non-torch and graph memory are on Hopper GPUs");
+    spread += 0.3 * a + std::max(0.5 * n, static_cast<double>(from_gib(0.1))) + 0.5 * g;
+  }
+  if (version > k_newest_calibrated) {
+    u.reasons.push_back("vLLM " + version.to_string() + " is newer than the calibration runs (up to " +
+                        k_newest_calibrated.to_string() + ")");
+    spread += 0.2 * a + 0.5 * g + 0.25 * n;
+  }
+  if (tp > 1 && interconnect_of(gpu) != Interconnect::nvswitch) {
+    u.reasons.push_back("tensor parallelism without NVSwitch: its all-reduce buffers (" + gib(m.non_torch) +
+                        " non-torch in total) are derived, not measured");
+    spread += n;
+  }
+  if (u.reasons.empty()) return std::nullopt;
+  const double kv = static_cast<double>(m.kv_cache);
+  u.kv_cache_low = static_cast<Bytes>(std::max(0.0, kv - spread));
+  u.kv_cache_high = static_cast<Bytes>(kv + spread);
+  if (kv > 0) {
+    u.kv_tokens_low = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_low) / kv));
+    u.kv_tokens_high = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_high) / kv));
+  }
+  return u;
+}
+
+}  // namespace headroom::engine

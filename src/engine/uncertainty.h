@@ -1,0 +1,23 @@
+// What the calibration set covers (../shared/calibration/startup.jsonl: the runs whose empirical
+// terms were measured) and how far the KV cache may move for a run outside it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "headroom/gpu.h"
+#include "headroom/vllm_engine.h"
+#include "headroom/vllm_version.h"
+
+namespace headroom::engine {
+
+// The newest vLLM version in the calibration set.
+inline const VllmVersion k_newest_calibrated{0, 26, 1};
+
+// The KV range for a prediction outside the calibrated region, nullopt inside it. Each reason adds
+// the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
+// they are charged to the budget) to the available KV memory; tokens scale with it.
+std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,
+                                            const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget);
+
+}  // namespace headroom::engine

@@ -1,0 +1,172 @@
+// vLLM's startup checks through predict(): each failure class, its phase and vLLM's exact message.
+// Expected texts come from vLLM's source (file named per test); numbers from the model's config.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/startup_checks.h"
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+#include "headroom/vllm_engine.h"
+
+namespace headroom {
+namespace {
+
+const VllmVersion k_v019{0, 19, 0};
+
+ModelSpec model(const std::string& id) {
+  auto m = catalog_model(id);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().to_string());
+  return m ? *m : ModelSpec{};
+}
+
+GpuSetup gpus(const std::string& name, int count = 1) {
+  auto g = GpuCatalog::builtin().find(name);
+  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().to_string());
+  GpuSetup s;
+  if (g) s.gpu = *g;
+  s.count = count;
+  return s;
+}
+
+Prediction run(const ModelSpec& m, const GpuSetup& g, const VllmFlags& f, VllmVersion v = k_v019) {
+  auto p = predict(m, g, f, v);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().to_string());
+  return p ? *p : Prediction{};
+}
+
+VllmFlags tp_len(int tp, std::int64_t len) {
+  VllmFlags f;
+  f.tensor_parallel_size = tp;
+  f.max_model_len = len;
+  return f;
+}
+
+// distributed/utils.py ensure_divisibility via vocab_parallel_embedding.py: Qwen3-14B's 40 heads
+// split over 5 GPUs, but its vocabulary (151936, already a multiple of 64) does not.
+TEST(StartupChecks, VocabularyThatDoesNotSplitOverTpFailsAtModelConstruction) {
+  Prediction p = run(model("Qwen/Qwen3-14B"), gpus("H100", 5), tp_len(5, 8192));
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->phase, "model-construction");
+  EXPECT_EQ(p.failure->message, "151936 is not divisible by 5");
+}
+
+// config/model.py verify_with_parallel_config comes before model construction.
+TEST(StartupChecks, HeadsThatDoNotSplitOverTpFailAtConfig) {
+  Prediction p = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100", 3), tp_len(3, 8192));
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->phase, "config");
+  EXPECT_EQ(p.failure->message, "Total number of attention heads (32) must be divisible by tensor parallel size (3).");
+}
+
+// quantization/fp8.py Fp8MoEMethod.create_weights: Qwen3-30B-A3B-FP8's experts are 768 wide with
+// 128×128 blocks; at TP 8 each rank holds 96 columns.
+TEST(StartupChecks, Fp8BlockExpertsSplitBelowTheBlockFail) {
+  Prediction p = run(model("Qwen/Qwen3-30B-A3B-FP8"), gpus("H100", 8), tp_len(8, 8192));
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->error_class, "quantization_shape_invalid");
+  EXPECT_EQ(p.failure->message, "The output_size of gate's and up's weight = 96 is not divisible by weight quantization block_n = 128.");
+}
+
+TEST(StartupChecks, ExpertParallelKeepsFp8ExpertsWhole) {
+  VllmFlags f = tp_len(8, 8192);
+  f.enable_expert_parallel = true;
+  Prediction p = run(model("Qwen/Qwen3-30B-A3B-FP8"), gpus("H100", 8), f);
+  EXPECT_NE(p.failure ? p.failure->error_class : "", "quantization_shape_invalid");
+}
+
+// config/vllm.py _get_quantization_config with awq.py get_min_capability (75): a V100 is 7.0.
+TEST(StartupChecks, AwqOnVoltaIsBelowTheMinimumCapability) {
+  Prediction p = run(model("TheBloke/Mistral-7B-v0.1-AWQ"), gpus("V100 32GB"), tp_len(1, 4096));
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->phase, "config");
+  EXPECT_EQ(p.failure->message,
+            "The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.");
+}
+
+TEST(StartupChecks, MinimumCapabilitiesFollowTheMethodAndVersion) {
+  EXPECT_EQ(engine::min_quantization_capability("awq", k_v019), 75);
+  EXPECT_EQ(engine::min_quantization_capability("awq_marlin", k_v019), 80);
+  EXPECT_EQ(engine::min_quantization_capability("fp8", k_v019), 80);
+  EXPECT_EQ(engine::min_quantization_capability("fp8", VllmVersion{0, 5, 0}), 89);
+  EXPECT_EQ(engine::min_quantization_capability("unknown-method", k_v019), 0);
+}
+
+// The model length check (ModelConfig) runs before the dtype check (worker init).
+TEST(StartupChecks, MaxModelLenIsCheckedBeforeTheDtype) {
+  VllmFlags f = tp_len(1, 1'000'000);
+  f.dtype = "bfloat16";
+  Prediction p = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("T4"), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->error_class, "max_model_len_exceeds_model_limit");
+}
+
+TEST(StartupChecks, AllowLongMaxModelLenSkipsTheLengthCheck) {
+  VllmFlags f = tp_len(1, 200'000);
+  f.allow_long_max_model_len = true;
+  Prediction p = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H200"), f);
+  EXPECT_NE(p.failure ? p.failure->error_class : "", "max_model_len_exceeds_model_limit");
+}
+
+// platforms/cuda.py check_if_supports_dtype.
+TEST(StartupChecks, Bf16OnTuringFailsAtWorkerInit) {
+  VllmFlags f = tp_len(1, 4096);
+  f.dtype = "bfloat16";
+  Prediction p = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("T4"), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->error_class, "unsupported_dtype_on_gpu");
+}
+
+// config/cache.py BlockSize choices; FlashAttention's get_kv_cache_shape (v1/attention/backends/flash_attn.py).
+TEST(StartupChecks, BlockSizeOutsideVllmsChoicesFailsAtConfig) {
+  VllmFlags f = tp_len(1, 4096);
+  f.block_size = 24;
+  Prediction p = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100"), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->message, "argument --block-size: invalid choice: 24 (choose from 1, 8, 16, 32, 64, 128)");
+}
+
+TEST(StartupChecks, FlashAttentionNeedsBlocksOfSixteen) {
+  VllmFlags f = tp_len(1, 4096);
+  f.block_size = 8;
+  Prediction p = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100"), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->message, "Block size must be a multiple of 16.");
+  f.attention_backend = "FLASHINFER";
+  EXPECT_TRUE(run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100"), f).starts);
+}
+
+// gpu_worker.py compile_or_warm_up_model: after the KV cache, graphs are captured (outside the
+// budget in v0.19), then the sampler warms up with min(max_num_seqs, mnbt) = 1024 dummy requests
+// over gpt-oss's 201,088-token vocabulary. At utilization 0.99 the free-memory check still passes
+// (the CUDA context takes less than 1 %), but too little is left beside the budget.
+TEST(StartupChecks, SamplerWarmUpFailsWhenNothingIsLeftBesideTheBudget) {
+  VllmFlags f;
+  f.gpu_memory_utilization = 0.99;
+  Prediction p = run(model("openai/gpt-oss-20b"), gpus("H100"), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->phase, "sampler-warmup");
+  EXPECT_EQ(p.failure->message,
+            "CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try lowering "
+            "`max_num_seqs` or `gpu_memory_utilization` when initializing the engine.");
+}
+
+// calibration/startup.jsonl llmdbench-h100-gptoss20b-tp1-16k: gpt-oss-20b on an H100 at 0.90 starts.
+TEST(StartupChecks, GptOss20bStartsAt090OnAnH100) {
+  VllmFlags f;
+  f.gpu_memory_utilization = 0.90;
+  f.max_model_len = 16384;
+  EXPECT_TRUE(run(model("openai/gpt-oss-20b"), gpus("H100"), f).starts);
+}
+
+// The V0 engine has no sampler warm-up after capture.
+TEST(StartupChecks, TheV0EngineHasNoSamplerWarmUp) {
+  VllmFlags f;
+  f.gpu_memory_utilization = 1.0;
+  f.max_model_len = 8192;
+  Prediction p = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100"), f, VllmVersion{0, 7, 3});
+  EXPECT_NE(p.failure ? p.failure->phase : "", "sampler-warmup");
+}
+
+}  // namespace
+}  // namespace headroom

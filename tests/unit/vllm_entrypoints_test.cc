@@ -1,0 +1,171 @@
+// The ways vLLM is started besides flags: a Python LLM(...) call, `--config FILE.yaml`, and VLLM_*
+// environment variables. Expected defaults come from engine/arg_utils.py get_batch_defaults.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+#include "headroom/vllm_config.h"
+#include "headroom/vllm_engine.h"
+#include "model_test_support.h"
+
+namespace headroom {
+namespace {
+
+TEST(LlmCall, KeywordArgumentsBecomeFlags) {
+  auto cmd = parse_llm_call(R"(llm = LLM(model="Qwen/Qwen3-8B", tensor_parallel_size=2,
+      gpu_memory_utilization=0.85, max_model_len=8192, enforce_eager=True, kv_cache_dtype='fp8', seed=None))");
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(cmd->flags.tensor_parallel_size, 2);
+  EXPECT_DOUBLE_EQ(*cmd->flags.gpu_memory_utilization, 0.85);
+  EXPECT_EQ(cmd->flags.max_model_len, 8192);
+  EXPECT_TRUE(cmd->flags.enforce_eager);
+  EXPECT_EQ(cmd->flags.kv_cache_dtype, "fp8");
+  EXPECT_EQ(cmd->flags.usage_context, UsageContext::llm_class);
+}
+
+TEST(LlmCall, ThePositionalModelAndFalseBooleans) {
+  auto cmd = parse_llm_call(R"(LLM("meta-llama/Llama-3.1-8B-Instruct", enable_prefix_caching=False))");
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->model, "meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(cmd->flags.enable_prefix_caching.has_value());
+  EXPECT_FALSE(*cmd->flags.enable_prefix_caching);
+}
+
+TEST(LlmCall, StructuredArgumentsAreKeptAsUnmodelledFlags) {
+  auto cmd = parse_llm_call(R"(LLM(model="m", compilation_config={"level": 3, "sizes": [1, 2]}, max_num_seqs=64))");
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->flags.max_num_seqs, 64);
+  ASSERT_EQ(cmd->warnings.size(), 1u);
+  EXPECT_NE(cmd->warnings[0].find("--compilation-config"), std::string::npos);
+}
+
+TEST(LlmCall, UnclosedCallIsAnErrorWithThePosition) {
+  auto cmd = parse_llm_call(R"(LLM(model="m", max_model_len=8192)");
+  ASSERT_FALSE(cmd);
+  EXPECT_NE(cmd.error().message.find("expected ')'"), std::string::npos) << cmd.error().message;
+  EXPECT_NE(cmd.error().where.find("LLM(...) at character"), std::string::npos);
+}
+
+TEST(LlmCall, BadValueNamesTheFlag) {
+  auto cmd = parse_llm_call(R"(LLM(model="m", max_model_len="long"))");
+  ASSERT_FALSE(cmd);
+  EXPECT_EQ(cmd.error().where, "--max-model-len");
+}
+
+TEST(LlmCall, EnvironmentSetBeforeTheCallIsHonoured) {
+  auto cmd = parse_llm_call("import os\nos.environ[\"VLLM_USE_V1\"] = \"0\"\nfrom vllm import LLM\nllm = LLM(model=\"m\")\n");
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->flags.use_v1_engine, false);
+}
+
+TEST(LlmCall, NoCallIsAnError) { EXPECT_FALSE(parse_llm_call("vllm serve m")); }
+
+// get_batch_defaults: LLM_CLASS on a ≥ 70 GiB non-A100 GPU: 16384 tokens / 1024 sequences;
+// on smaller GPUs 8192 / 256 (the server's are 8192 / 1024 and 2048 / 256).
+TEST(LlmCall, OfflineDefaultsDifferFromTheServersPerGpu) {
+  auto m = catalog_model("meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(m);
+  VllmFlags f;
+  f.max_model_len = 8192;
+  f.usage_context = UsageContext::llm_class;
+  GpuSetup h100, l4;
+  h100.gpu = *GpuCatalog::builtin().find("H100");
+  l4.gpu = *GpuCatalog::builtin().find("L4");
+  auto p = predict(*m, h100, f, VllmVersion{0, 19, 0});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->settings.max_num_batched_tokens, 16384);
+  EXPECT_EQ(p->settings.max_num_seqs, 1024);
+  p = predict(*m, l4, f, VllmVersion{0, 19, 0});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->settings.max_num_batched_tokens, 8192);
+  EXPECT_EQ(p->settings.max_num_seqs, 256);
+}
+
+TEST(ConfigFile, KeysBecomeFlagsAndTheCommandLineWins) {
+  test_support::TempDir dir;
+  auto path = dir.path() / "serve.yaml";
+  test_support::write_bytes(path,
+                            "model: Qwen/Qwen3-8B\n"
+                            "tensor-parallel-size: 2\n"
+                            "max_model_len: 16384\n"
+                            "enforce-eager: true\n"
+                            "enable-prefix-caching: false\n"
+                            "port: 8000\n"
+                            "gpu-memory-utilization: 0.8\n");
+  auto cmd = parse_vllm_command({"vllm", "serve", "--config", path.string(), "--gpu-memory-utilization", "0.7"});
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(cmd->flags.tensor_parallel_size, 2);
+  EXPECT_EQ(cmd->flags.max_model_len, 16384);
+  EXPECT_TRUE(cmd->flags.enforce_eager);
+  EXPECT_FALSE(*cmd->flags.enable_prefix_caching);
+  EXPECT_DOUBLE_EQ(*cmd->flags.gpu_memory_utilization, 0.7);
+  EXPECT_TRUE(cmd->warnings.empty());
+}
+
+TEST(ConfigFile, APositionalModelWinsOverTheFilesModel) {
+  test_support::TempDir dir;
+  auto path = dir.path() / "c.yaml";
+  test_support::write_bytes(path, "model: from-file\nmax-num-seqs: 32\n");
+  auto cmd = parse_vllm_command({"vllm", "serve", "from-cli", "--config=" + path.string()});
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->model, "from-cli");
+  EXPECT_EQ(cmd->flags.max_num_seqs, 32);
+}
+
+TEST(ConfigFile, InvalidYamlNamesFileLineAndColumn) {
+  auto args = config_file_args("max-model-len: [1, 2\n", "serve.yaml");
+  ASSERT_FALSE(args);
+  EXPECT_EQ(args.error().where.rfind("serve.yaml:", 0), 0u) << args.error().where;
+}
+
+TEST(ConfigFile, TopLevelMustBeAMapping) {
+  auto args = config_file_args("- a\n- b\n", "serve.yaml");
+  ASSERT_FALSE(args);
+  EXPECT_NE(args.error().message.find("expected a mapping"), std::string::npos);
+}
+
+TEST(ConfigFile, MissingFileIsAnError) { EXPECT_FALSE(parse_vllm_command({"vllm", "serve", "--config", "/nonexistent/x.yaml"})); }
+
+TEST(VllmEnv, AssignmentsBeforeTheCommandSetTheMemoryVariables) {
+  auto cmd = parse_vllm_command({"VLLM_USE_V1=0", "VLLM_ATTENTION_BACKEND=FLASHINFER", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+                                 "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", "vllm", "serve", "m"});
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->flags.use_v1_engine, false);
+  EXPECT_EQ(cmd->flags.attention_backend, "FLASHINFER");
+  EXPECT_TRUE(cmd->flags.allow_long_max_model_len);
+  EXPECT_EQ(cmd->flags.estimate_cuda_graphs, false);
+}
+
+TEST(VllmEnv, MalformedBooleanIsAnErrorNamingTheVariable) {
+  VllmFlags f;
+  auto r = apply_vllm_env(f, "VLLM_USE_V1", "maybe");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "VLLM_USE_V1");
+  auto other = apply_vllm_env(f, "HF_HOME", "/x");
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(*other);
+}
+
+// VLLM_USE_V1=0 on v0.10 runs the V0 engine: no sampler warm-up, V0 batch defaults (256 sequences).
+TEST(VllmEnv, UseV1ZeroSelectsTheV0EngineOnV010) {
+  auto m = catalog_model("meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(m);
+  GpuSetup h100;
+  h100.gpu = *GpuCatalog::builtin().find("H100");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  auto v1 = predict(*m, h100, f, VllmVersion{0, 10, 0});
+  f.use_v1_engine = false;
+  auto v0 = predict(*m, h100, f, VllmVersion{0, 10, 0});
+  ASSERT_TRUE(v1 && v0);
+  EXPECT_EQ(v1->settings.max_num_seqs, 1024);
+  EXPECT_EQ(v0->settings.max_num_seqs, 256);
+  EXPECT_EQ(v0->version, (VllmVersion{0, 10, 0}));
+}
+
+}  // namespace
+}  // namespace headroom
