@@ -27,6 +27,10 @@ struct HttpRequest {
   std::optional<std::uint64_t> range_end;  // "Range: bytes=range_begin-range_end" (inclusive)
   std::uint64_t range_begin = 0;
   std::size_t max_body_bytes = 16 * 1024 * 1024;
+  // Limit on name resolution + connection for this request; unset: the transport's. The first
+  // request to the Hub uses the short one (an unreachable Hub is detected at once); later ones,
+  // to a Hub known to answer, wait as long as the whole request may.
+  std::optional<double> connect_timeout_s;
 };
 
 // Why a request produced no HTTP answer.

@@ -73,7 +73,8 @@ TransportFailure classify(CURLcode rc, CURL* easy) {
 std::string describe(CURLcode rc, const Transfer& t, const TransportOptions& o) {
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
-      return t.result.failure == TransportFailure::connect ? fmt::format("no connection within {:g} s", o.connect_timeout_s)
+      return t.result.failure == TransportFailure::connect
+                 ? fmt::format("no connection within {:g} s", t.request->connect_timeout_s.value_or(o.connect_timeout_s))
                                                            : fmt::format("no complete answer within {:g} s", o.total_timeout_s);
     case CURLE_COULDNT_RESOLVE_HOST: return "cannot resolve the host name";
     case CURLE_COULDNT_CONNECT: return "cannot connect";
@@ -149,7 +150,8 @@ class CurlTransport final : public HttpTransport {
     const HttpRequest& r = *t.request;
     curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "headroom/" HEADROOM_VERSION);
-    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, std::max(1L, static_cast<long>(m_options.connect_timeout_s * 1000)));
+    const double connect_s = r.connect_timeout_s.value_or(m_options.connect_timeout_s);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, std::max(1L, static_cast<long>(connect_s * 1000)));
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(m_options.total_timeout_s * 1000)));
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     // The Hub answers /resolve/ of large files with a redirect to its file storage. libcurl sends a

@@ -70,7 +70,12 @@ class Fetcher {
 
   // Performs `requests`, retrying those answered 429/5xx or cut (at most max_retries times, waiting
   // Retry-After when given, else 0.5 s doubling). `retries[i]` receives how often request i was retried.
-  std::vector<HttpResult> run(const std::vector<HttpRequest>& requests, std::vector<int>& retries) {
+  std::vector<HttpResult> run(const std::vector<HttpRequest>& requests_in, std::vector<int>& retries) {
+    // Only the first request to the Hub gets the short connect timeout (see HttpRequest).
+    std::vector<HttpRequest> requests = requests_in;
+    for (auto& r : requests)
+      if (!r.connect_timeout_s) r.connect_timeout_s = m_first ? m_s.connect_timeout_s : m_s.total_timeout_s;
+    m_first = false;
     retries.assign(requests.size(), 0);
     m_progress.files_total += static_cast<int>(requests.size());
     auto on_done = [this](std::size_t, const HttpResult& r) {
@@ -117,6 +122,7 @@ class Fetcher {
   const HubSettings& m_s;
   std::shared_ptr<HttpTransport> m_transport;
   FetchProgress m_progress;
+  bool m_first = true;
 };
 
 bool ok(const HttpResult& r) { return r.failure == TransportFailure::none && r.status >= 200 && r.status < 300; }

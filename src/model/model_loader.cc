@@ -188,7 +188,7 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
     if (spec || spec.error().code != ErrorCode::not_found) return spec;
   }
   std::string msg = unknown_model_message(model_ref, hf_cache, options);
-  if (options.hub != nullptr && options.hub->offline) msg += ", not in headroom's Hub cache (offline)";
+  if (options.hub != nullptr && options.hub->offline && hub::is_repo_id(model_ref)) msg += ", not in headroom's Hub cache (offline)";
   return make_error(ErrorCode::not_found, msg + did_you_mean(model_ref, options));
 }
 

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
@@ -26,6 +27,22 @@ void nodelay(httplib::Server& s) {
     int yes = 1;
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
+}
+
+// cpp-httplib (Debian's compiled 0.11) listens with a backlog of 5: a client opening 32 connections
+// at once would see SYNs dropped and retried a second later. Linux lets listen() be called again
+// on the listening socket to raise it; the socket is found by its port.
+void widen_backlog(int port) {
+  for (int fd = 0; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0) continue;
+    sockaddr_in addr{};
+    socklen_t alen = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) == 0 && addr.sin_family == AF_INET &&
+        ntohs(addr.sin_port) == port)
+      listen(fd, 1024);
+  }
 }
 
 void sleep_ms(int ms) {
@@ -91,6 +108,8 @@ void FakeHub::start() {
   m_hub_port = m_hub->bind_to_any_port("127.0.0.1");
   m_storage_port = m_storage->bind_to_any_port("127.0.0.1");
   if (m_hub_port <= 0 || m_storage_port <= 0) throw std::runtime_error("fake Hub: cannot bind to 127.0.0.1");
+  widen_backlog(m_hub_port);
+  widen_backlog(m_storage_port);
   install_hub_routes();
   install_storage_routes();
   m_hub_thread = std::thread([this] { m_hub->listen_after_bind(); });
