@@ -1,16 +1,46 @@
 // Accuracy of `headroom diagnose` on labelled failure reports (errors.jsonl): the primary class
 // must equal the label on at least 95% of the reports whose excerpt is a log, and no look-alike
-// may be called out-of-memory. Prints every miss and the confusion (label -> predicted).
+// may be called out-of-memory. Prints every miss, top-1 by excerpt kind, by vLLM era and by source
+// project, and the confusion (label -> predicted).
 //   bench_diagnose_accuracy [errors.jsonl]
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 
 #include "headroom/diagnose.h"
+#include "headroom/vllm_log.h"
 #include "util/json_file.h"
 
 using namespace headroom;
+
+namespace {
+
+// The vLLM era of a report from its free-text version ("~0.7.2 (V0)", "0.15.2rc1.dev93", "main (Jun 2025)").
+std::string era_of(const std::string& version_text) {
+  auto v = parse_logged_version(version_text);
+  if (!v) return "unknown";
+  if (v->major == 0 && v->minor < 8) return "V0 (< 0.8)";
+  if (v->major == 0 && v->minor < 11) return "0.8-0.10";
+  if (v->major == 0 && v->minor < 21) return "0.11-0.20";
+  return "0.21+";
+}
+
+// The project a report comes from: its id up to the issue number ("gpustack-4963-x" -> "gpustack").
+std::string project_of(const std::string& id) {
+  static const std::regex number(R"(^(.*?)-(?:pr)?\d+(?:-|$))");
+  std::smatch m;
+  if (std::regex_search(id, m, number)) return m[1];
+  return id;
+}
+
+struct Tally {
+  int total = 0, correct = 0, look_alike_called_oom = 0;
+  std::map<std::string, std::map<std::string, int>> confusion;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string path = argc > 1 ? argv[1] : std::string(HEADROOM_SHARED_DIR) + "/calibration/errors.jsonl";
@@ -29,22 +59,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", kb.error().to_string().c_str());
     return 1;
   }
+  auto scanner = LogScanner::create(Diagnoser(*kb).patterns());
+  if (!scanner) {
+    std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", scanner.error().to_string().c_str());
+    return 1;
+  }
   std::set<std::string> look_alikes;
   for (const auto& r : kb->records())
     if (r.look_alike) look_alikes.insert(r.id);
 
-  struct Tally {
-    int total = 0, correct = 0, look_alike_called_oom = 0;
-    std::map<std::string, std::map<std::string, int>> confusion;
-  };
   Tally strict, all;
+  std::map<std::string, Tally> by_kind, by_era, by_project;
+  std::map<std::string, int> evidence;  // which evidence decided the phase of correct log reports
   for (const auto& rec : *records) {
     std::string id = rec.value("id", "");
     std::string label = rec.value("label", "");
     std::string kind = rec.value("excerpt_kind", "");
     std::string excerpt = rec.value("log_excerpt", "");
+    std::string version = rec.contains("vllm_version") && rec["vllm_version"].is_string() ? rec["vllm_version"].get<std::string>() : "";
     auto source = memory_source(excerpt + "\n", id);
-    auto d = diagnose(*source, *kb);
+    auto d = diagnose(*source, *kb, **scanner);
     std::string predicted = "(error)";
     bool oom = false;
     if (d) {
@@ -52,13 +86,14 @@ int main(int argc, char** argv) {
       oom = d->primary && d->primary->out_of_memory;
     }
     bool ok = predicted == label;
-    for (Tally* t : {&all, kind == "log" ? &strict : nullptr}) {
+    for (Tally* t : {&all, kind == "log" ? &strict : nullptr, &by_kind[kind], &by_era[era_of(version)], &by_project[project_of(id)]}) {
       if (!t) continue;
       t->total++;
       if (ok) t->correct++;
       if (look_alikes.count(label) && oom) t->look_alike_called_oom++;
       t->confusion[label][predicted]++;
     }
+    if (ok && kind == "log" && d && d->primary) evidence[d->primary->phase_evidence]++;
     if (!ok)
       std::printf("miss %-12s %-40s label %-34s got %s%s\n", kind.c_str(), id.c_str(), label.c_str(), predicted.c_str(),
                   d && d->primary ? (" (" + d->primary->phase + ")").c_str() : "");
@@ -73,6 +108,18 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
   };
+  auto table = [](const char* name, const std::map<std::string, Tally>& groups) {
+    std::printf("\ntop-1 by %s\n", name);
+    for (const auto& [group, t] : groups)
+      std::printf("  %-28s %3d/%-3d %6.1f%%%s\n", group.c_str(), t.correct, t.total, t.total ? 100.0 * t.correct / t.total : 0.0,
+                  t.look_alike_called_oom ? "  (look-alike called out-of-memory)" : "");
+  };
+  table("excerpt_kind", by_kind);
+  table("vLLM era", by_era);
+  table("source project", by_project);
+  std::printf("\nphase decided by (correct log reports):");
+  for (const auto& [kind, n] : evidence) std::printf(" %s %d", kind.c_str(), n);
+  std::printf("\n");
   report("excerpt_kind == log (strict)", strict);
   report("all reports", all);
   bool pass = strict.total > 0 && strict.correct * 100 >= 95 * strict.total && strict.look_alike_called_oom == 0 &&

@@ -1,6 +1,9 @@
-// libFuzzer target: vLLM log bytes → the full diagnose pipeline (scanner, parser, diagnoser, fixes).
+// libFuzzer target: vLLM log bytes → the full diagnose pipeline (normaliser, scanner, parser,
+// diagnoser, fixes). The knowledge base and the Hyperscan database are built once per process.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "headroom/diagnose.h"
@@ -8,7 +11,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const headroom::KnowledgeBase kb = *headroom::KnowledgeBase::builtin();
+  static const std::unique_ptr<headroom::LogScanner> scanner = [] {
+    auto created = headroom::LogScanner::create(headroom::Diagnoser(kb).patterns());
+    if (!created) std::abort();
+    return std::move(*created);
+  }();
   auto source = headroom::memory_source(std::string(reinterpret_cast<const char*>(data), size), "fuzz.log");
-  (void)headroom::diagnose(*source, kb);
+  (void)headroom::diagnose(*source, kb, *scanner);
   return 0;
 }

@@ -176,6 +176,11 @@ struct DiagnoseOptions {
 // Errors: those of LogScanner::create and LogScanner::scan.
 Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options = {});
 
+// The same with a scanner built once from `Diagnoser(kb).patterns()`: compiling the pattern
+// database is the costly step, so callers that diagnose many logs (servers, fuzzers) keep one.
+Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, LogScanner& scanner,
+                           const DiagnoseOptions& options = {});
+
 // The diagnosis as JSON (schema_version 1): primary {class, phase, line, message, facts}, findings,
 // run, fixes [{changes, command, why, confidence}], dead_ends, notes, warnings.
 nlohmann::json to_json(const Diagnosis& diagnosis);

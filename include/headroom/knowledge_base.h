@@ -33,13 +33,15 @@ struct KbDeadEnd {
   std::string action;
   std::string why_fails;
   std::optional<double> fail_rate;  // 0..1, unknown when absent
+  std::string rate_source;          // who states fail_rate (required with it)
 };
 
 struct KbWorkaround {
   std::string action;
   std::string how;
-  std::optional<double> success_rate;
+  std::optional<double> success_rate;  // 0..1, unknown when absent
   std::string condition;
+  std::string rate_source;  // who states success_rate (required with it)
 };
 
 struct KbFact {

@@ -36,6 +36,7 @@ class LogNormalizer {
   void finish();
 
  private:
+  void feed_piece(std::int64_t line_number, std::string_view rest, std::string tags, std::size_t width);
   void flush();
 
   Emit m_emit;

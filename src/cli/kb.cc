@@ -19,9 +19,13 @@ nlohmann::json record_json(const KbRecord& r) {
     patterns.push_back({{"regex", p.regex}, {"match", p.match == MatchRule::direct ? "direct" : "by_phase"},
                         {"priority", p.priority}, {"severity", std::string(to_string(p.severity))}});
   nlohmann::json dead = nlohmann::json::array();
-  for (const auto& d : r.dead_ends) dead.push_back({{"action", d.action}, {"why_fails", d.why_fails}});
+  auto rate = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  for (const auto& d : r.dead_ends)
+    dead.push_back({{"action", d.action}, {"why_fails", d.why_fails}, {"fail_rate", rate(d.fail_rate)}, {"rate_source", d.rate_source}});
   nlohmann::json work = nlohmann::json::array();
-  for (const auto& w : r.workarounds) work.push_back({{"action", w.action}, {"how", w.how}, {"condition", w.condition}});
+  for (const auto& w : r.workarounds)
+    work.push_back({{"action", w.action}, {"how", w.how}, {"condition", w.condition}, {"success_rate", rate(w.success_rate)},
+                    {"rate_source", w.rate_source}});
   return {{"id", r.id}, {"signature", r.signature}, {"category", r.category}, {"phases", r.phases},
           {"out_of_memory", r.out_of_memory}, {"look_alike", r.look_alike}, {"root_cause", r.root_cause},
           {"patterns", patterns}, {"fact_patterns", r.fact_patterns}, {"phase_evidence", r.phase_evidence},
@@ -92,9 +96,16 @@ int run_kb(const Args& args) {
     std::printf("  patterns:\n");
     for (const auto& p : r->patterns) std::printf("    %s\n", p.regex.c_str());
     std::printf("  workarounds:\n");
-    for (const auto& w : r->workarounds) std::printf("    - %s%s\n", w.action.c_str(), w.how.empty() ? "" : (": " + w.how).c_str());
+    auto rate_text = [](const std::optional<double>& v, const std::string& source, const char* what) {
+      if (!v) return std::string();
+      return " (" + std::string(what) + " " + std::to_string(static_cast<int>(*v * 100 + 0.5)) + "%, " + source + ")";
+    };
+    for (const auto& w : r->workarounds)
+      std::printf("    - %s%s%s\n", w.action.c_str(), w.how.empty() ? "" : (": " + w.how).c_str(),
+                  rate_text(w.success_rate, w.rate_source, "worked in").c_str());
     std::printf("  dead ends:\n");
-    for (const auto& d : r->dead_ends) std::printf("    - %s: %s\n", d.action.c_str(), d.why_fails.c_str());
+    for (const auto& d : r->dead_ends)
+      std::printf("    - %s: %s%s\n", d.action.c_str(), d.why_fails.c_str(), rate_text(d.fail_rate, d.rate_source, "failed in").c_str());
     std::printf("  origin: %s\n", r->origin.c_str());
     return k_exit_ok;
   }

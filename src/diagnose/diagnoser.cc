@@ -12,6 +12,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "diagnose/finding_refinement.h"
 #include "diagnose/phase_table.h"
 #include "headroom/diagnose.h"
 
@@ -220,8 +221,10 @@ struct Diagnoser::Impl {
     const LoggedRun& run = parser.run();
     std::int64_t window = traceback_line > 0 && line - traceback_line <= 400 ? traceback_line : line - 60;
     window = std::max(window, run.stage_line);
-    // 1. vLLM's own messages about the failure.
-    if (int m = messages.best(window, table); m >= 0) {
+    // 1. vLLM's own messages about the failure; they may come just before the traceback
+    //    ("Exception in worker ... while processing method ...").
+    std::int64_t message_window = std::max(std::min(window, line - 60), run.stage_line);
+    if (int m = messages.best(message_window, table); m >= 0) {
       auto i = static_cast<std::size_t>(m);
       return {k_evidence_phase[i], "vLLM message " + messages.what[i] + " (line " + std::to_string(messages.line[i]) + ")",
               "message"};
@@ -444,43 +447,6 @@ struct Diagnoser::Impl {
   }
 };
 
-namespace {
-
-// From v0.21 vLLM subtracts its CUDA-graph estimate from the KV budget. The estimate line alone is
-// no failure; when a KV check fails and the estimate covers what the KV cache lacks, the estimate
-// is the cause (and the message's advice, a higher utilization, is not the fix).
-void refine_graph_estimate(std::vector<Finding>& findings, const KnowledgeBase& kb, const LoggedRun& run) {
-  const std::string k_class = "cuda_graph_estimate_no_kv_cache";
-  double estimate = run.cuda_graph_estimated_gib.value_or(0);
-  for (const auto& f : findings)
-    if (f.error_class == k_class)
-      if (auto e = f.facts.find("cuda_graph_estimated_gib"); e != f.facts.end()) estimate = std::max(estimate, e->second);
-  findings.erase(std::remove_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.error_class == k_class; }),
-                 findings.end());
-  const KbRecord* rec = kb.find(k_class);
-  if (!rec || estimate <= 0) return;
-  for (auto& f : findings) {
-    bool covered = false;
-    if (f.error_class == "no_kv_cache_memory") {
-      double deficit = 0;
-      if (auto d = f.facts.find("kv_cache_deficit_gib"); d != f.facts.end()) deficit = d->second;
-      covered = deficit < estimate;
-    } else if (f.error_class == "kv_cache_insufficient") {
-      auto needed = f.facts.find("needed_gib");
-      auto available = f.facts.find("available_gib");
-      covered = needed != f.facts.end() && available != f.facts.end() && needed->second - available->second <= estimate;
-    }
-    if (!covered) continue;
-    f.error_class = k_class;
-    f.facts["cuda_graph_estimated_gib"] = estimate;
-    f.phase_basis = "the KV check failed by less than the CUDA-graph estimate (" + std::to_string(estimate).substr(0, 5) +
-                    " GiB) that v0.21+ subtracts from the budget";
-    f.phase_evidence = "message";
-  }
-}
-
-}  // namespace
-
 Diagnoser::Diagnoser(const KnowledgeBase& kb) : m_impl(std::make_unique<Impl>(kb)) {}
 Diagnoser::~Diagnoser() = default;
 
@@ -547,24 +513,6 @@ Diagnosis Diagnoser::finish() {
   if (d.primary && !d.run.total_gib) {
     if (auto t = d.primary->facts.find("total_gib"); t != d.primary->facts.end()) d.run.total_gib = t->second;
   }
-  return d;
-}
-
-Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options) {
-  Diagnoser diagnoser(kb);
-  auto scanner = LogScanner::create(diagnoser.patterns());
-  if (!scanner) return tl::unexpected(scanner.error());
-  auto totals = (*scanner)->scan(
-      source, [&](std::int64_t n, std::string_view line, const std::vector<int>& ids) { diagnoser.on_line(n, line, ids); },
-      options.scan);
-  if (!totals) return tl::unexpected(totals.error());
-  Diagnosis d = diagnoser.finish();
-  d.source = source.name();
-  d.lines = totals->lines;
-  d.bytes = totals->bytes;
-  d.warnings = (*scanner)->warnings();
-  d.warnings.insert(d.warnings.end(), totals->warnings.begin(), totals->warnings.end());
-  plan_fixes(d, kb, options.fix);
   return d;
 }
 

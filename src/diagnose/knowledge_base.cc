@@ -133,7 +133,8 @@ Result<KbRecord> read_record(const json& j, const std::string& origin) {
       const json& d = (*it)[i];
       if (!d.is_object()) { r.fail(p, "expected an object, got " + type_name(d)); break; }
       KbDeadEnd de{r.string(d, "action", p + ".action"), r.string(d, "why_fails", p + ".why_fails"),
-                   r.rate(d, "fail_rate", p + ".fail_rate")};
+                   r.rate(d, "fail_rate", p + ".fail_rate"), r.string(d, "rate_source", p + ".rate_source", false)};
+      if (de.fail_rate && de.rate_source.empty()) r.fail(p + ".rate_source", "expected the source that states fail_rate, got nothing");
       rec.dead_ends.push_back(std::move(de));
     }
   }
@@ -148,6 +149,9 @@ Result<KbRecord> read_record(const json& j, const std::string& origin) {
       wa.how = r.string(w, "how", p + ".how", false);
       wa.success_rate = r.rate(w, "success_rate", p + ".success_rate");
       wa.condition = r.string(w, "condition", p + ".condition", false);
+      wa.rate_source = r.string(w, "rate_source", p + ".rate_source", false);
+      if (wa.success_rate && wa.rate_source.empty())
+        r.fail(p + ".rate_source", "expected the source that states success_rate, got nothing");
       rec.workarounds.push_back(std::move(wa));
     }
   }

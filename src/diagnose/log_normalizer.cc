@@ -190,12 +190,15 @@ std::size_t display_width(std::string_view s) {
 std::size_t inner_tag_position(std::string_view s, std::size_t from) {
   std::size_t at = from;
   while ((at = s.find(" pid=", at)) != std::string_view::npos) {
-    std::size_t open = s.rfind('(', at);
-    if (open == std::string_view::npos || open < from || at - open > 60) {
+    std::size_t low = std::max(from, at > 60 ? at - 60 : std::size_t{0});
+    std::size_t open = low < at ? s.substr(low, at - low).rfind('(') : std::string_view::npos;
+    if (open == std::string_view::npos) {
       at += 5;
       continue;
     }
-    std::size_t close = s.find(')', at);
+    open += low;
+    std::size_t close = s.substr(at, 80).find(')');
+    if (close != std::string_view::npos) close += at;
     bool name_ok = open + 1 < s.size() && (s[open + 1] >= 'A' && s[open + 1] <= 'Z');
     for (std::size_t k = open + 1; name_ok && k < at; ++k)
       if (!(is_word(s[k]) || s[k] == ' ' || s[k] == '=')) name_ok = false;
@@ -316,19 +319,23 @@ void LogNormalizer::feed(std::int64_t line_number, std::string_view raw) {
     stripped = strip_ansi(raw);
     line = stripped;
   }
-  std::size_t width = display_width(line);
-  std::string tags;
-  std::size_t prefix = log_prefix_length(line, &tags);
-  std::string_view rest = line.substr(prefix);
-  // A viewer that dropped the newlines: split at each process tag in the middle of the line.
-  std::size_t inner = inner_tag_position(rest, 1);
-  if (inner != std::string_view::npos) {
-    std::string tail(rest.substr(inner));
-    std::string head(line.substr(0, prefix + inner));
-    feed(line_number, head);
-    feed(line_number, tail);
-    return;
+  const std::size_t width = display_width(line);
+  // A viewer that dropped the newlines: each process tag in the middle of the line starts a piece.
+  while (true) {
+    std::string tags;
+    std::size_t prefix = log_prefix_length(line, &tags);
+    std::string_view rest = line.substr(prefix);
+    std::size_t inner = inner_tag_position(rest, 1);
+    if (inner == std::string_view::npos) {
+      feed_piece(line_number, rest, std::move(tags), width);
+      return;
+    }
+    feed_piece(line_number, rest.substr(0, inner), std::move(tags), width);
+    line = rest.substr(inner);
   }
+}
+
+void LogNormalizer::feed_piece(std::int64_t line_number, std::string_view rest, std::string tags, std::size_t width) {
   std::size_t header = vllm_header_length(rest);
   std::string_view header_text = rest.substr(0, header);
   std::string_view body = rest.substr(header);
@@ -341,7 +348,7 @@ void LogNormalizer::feed(std::int64_t line_number, std::string_view raw) {
     bool wrapped_before = !m_widths.empty() && m_widths.back() >= 40;
     bool one_record = header > 0 && header_text == m_header;  // vLLM repeats its header on each line of a message
     joins = same_stream && same_record && (wrapped_before || one_record) && !starts_record(body) &&
-            m_text.size() + body.size() + 1 <= m_max_line_bytes;
+            m_text.size() + m_segment_starts.size() + body.size() <= m_max_line_bytes;  // text and separators
   }
   if (joins) {
     m_segment_starts.push_back(m_text.size());
@@ -356,7 +363,7 @@ void LogNormalizer::feed(std::int64_t line_number, std::string_view raw) {
   m_header.assign(header_text);
   m_tags = std::move(tags);
   m_text.assign(header_text);
-  m_text.append(body.substr(0, std::min(body.size(), m_max_line_bytes)));
+  m_text.append(body.substr(0, m_max_line_bytes - std::min(m_max_line_bytes, m_text.size())));
   m_segment_starts.assign(1, 0);
   m_widths.assign(1, width);
 }
@@ -376,9 +383,12 @@ void LogNormalizer::flush() {
   for (std::size_t k = 0; k < joins; ++k) widest = std::max(widest, m_widths[k]);
   std::size_t count = 0;
   for (std::size_t k = 0; k < joins; ++k) count += m_widths[k] == widest;
-  bool hard = widest >= 40 && (count >= 2 || widest == m_wrap_width ||
-                               std::find(k_common_widths.begin(), k_common_widths.end(), widest) != k_common_widths.end());
-  if (hard && count >= 2) m_wrap_width = widest;
+  // Confirmed: two lines of the widest width, or the width learnt earlier; the terminal cut one
+  // string there, so nothing is inserted. Guessed (one line of a common width): only a cut
+  // between two word characters is taken as mid-word.
+  bool confirmed = widest >= 40 && (count >= 2 || widest == m_wrap_width);
+  bool guessed = !confirmed && std::find(k_common_widths.begin(), k_common_widths.end(), widest) != k_common_widths.end();
+  if (confirmed) m_wrap_width = widest;
   m_scratch.clear();
   for (std::size_t k = 0; k <= joins; ++k) {
     std::size_t begin = m_segment_starts[k];
@@ -387,8 +397,9 @@ void LogNormalizer::flush() {
     if (k > 0 && !m_scratch.empty() && !segment.empty()) {
       char before = m_scratch.back();
       char after = segment.front();
-      bool mid_word = hard && m_widths[k - 1] == widest && (is_word(before) || before == '-') && is_word(after);
-      if (!mid_word && !is_space(before) && !is_space(after)) m_scratch.push_back(' ');
+      bool at_width = m_widths[k - 1] == widest;
+      bool cut = at_width && (confirmed || (guessed && (is_word(before) || before == '-') && is_word(after)));
+      if (!cut && !is_space(before) && !is_space(after)) m_scratch.push_back(' ');
     }
     m_scratch.append(segment);
   }

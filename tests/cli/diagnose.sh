@@ -33,6 +33,15 @@ python3 -c "import sys; sys.stdout.write('x' * (12 << 20) + '\nValueError: Total
 grep -q "line 1 is longer than" "$tmp/err" || { echo "FAIL: long line warning: $(cat "$tmp/err")"; fail=1; }
 "$bin" diagnose /nonexistent.log 2> "$tmp/err"; check "missing file exits 1" 1 $?
 
+# Logs as pasted: docker compose prefixes, colour codes, the error wrapped at 100 columns.
+out=$("$bin" diagnose --format json "$logs/compose_wrapped_startup_check.log")
+check "wrapped compose log: class" startup_free_memory_insufficient "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
+check "wrapped compose log: line in the original file" 3 "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["line"])')"
+text=$("$bin" diagnose "$logs/compose_wrapped_startup_check.log")
+echo "$text" | grep -q "(no flag change)" && { echo "FAIL: a fix line without a flag change or an action"; fail=1; }
+echo "$text" | grep -q "free the GPU: nvidia-smi" || { echo "FAIL: the action of a fix without flags: $text"; fail=1; }
+"$bin" kb show startup_free_memory_insufficient | grep -q "failed in 100%, error-taxonomy.md" || { echo "FAIL: kb show rate and source"; fail=1; }
+
 "$bin" kb list > /dev/null; check "kb list" 0 $?
 "$bin" kb show kv_cache_insufficient > /dev/null; check "kb show" 0 $?
 "$bin" kb show kv_cache_insuficient 2> "$tmp/err"; check "kb show unknown" 2 $?
