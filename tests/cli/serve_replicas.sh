@@ -24,7 +24,7 @@ if [ "$(id -u)" -eq 0 ]; then
   chmod 755 "$pg"
   as_pg() { runuser -u postgres -- "$@"; }
 fi
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cleanup() {
   stop_servers
   as_pg "$pg_bin/pg_ctl" -D "$pg/data" -m immediate stop > /dev/null 2>&1
@@ -51,7 +51,7 @@ setup='{"model": "codellama/CodeLlama-7b-hf", "gpu_memory_gib": 79.19, "vllm_ver
 check_b() { curl -s -H 'Content-Type: application/json' -d "$setup" "$b_url/v1/check" > "$tmp/$1.json"; }
 
 check_b before
-python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert "history" not in d, d.get("history")' "$tmp/before.json" ||
+"$py" -c 'import json,sys; d = json.load(open(sys.argv[1])); assert "history" not in d, d.get("history")' "$tmp/before.json" ||
   fail "before recording, b should see no history"
 
 status=$(curl -s -o "$tmp/record.json" -w '%{http_code}' --data-binary "@$logs/v1_startup_ok.log" "$a_url/v1/record")
@@ -64,7 +64,7 @@ status=$(curl -s -o "$tmp/record2.json" -w '%{http_code}' --data-binary "@$logs/
   fail "b was not started with --allow-record"
 
 check_b after
-python3 - "$tmp/after.json" <<'PY' || fail "b's check should use the run recorded through a: $(head -c 600 "$tmp/after.json")"
+"$py" - "$tmp/after.json" <<'PY' || fail "b's check should use the run recorded through a: $(head -c 600 "$tmp/after.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["history"]["records"] == 1, d.get("history")

@@ -85,7 +85,7 @@ grep -qi '^access-control-allow-origin: https://tools.example.com' "$tmp/h2" || 
 
 # ---- connection and time limits ----
 start_server l --threads 1 --max-connections 1 --read-timeout 3 --request-timeout 1
-python3 - "$l_port" > "$tmp/limits.out" 2>&1 <<'PY' || fail "limits: $(cat "$tmp/limits.out")"
+"$py" - "$l_port" > "$tmp/limits.out" 2>&1 <<'PY' || fail "limits: $(cat "$tmp/limits.out")"
 import socket, sys, time, urllib.request, urllib.error
 port = int(sys.argv[1])
 # An idle connection holds the one slot: the next is answered 503 at once.

@@ -1,4 +1,7 @@
 # Starting and stopping `headroom serve` in the serve tests, sourced after $bin and $tmp are set.
+# Debian's python3 directly: a version manager's shim in PATH can take seconds per start.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
 # start_server NAME ARGS...: starts a server on a free loopback port (--port 0), waits for its
 # "listening on" line and sets ${NAME}_port, ${NAME}_pid and ${NAME}_url; its stderr is $tmp/NAME.log.
 start_server() {
@@ -40,7 +43,7 @@ http() {
 
 # The value at a JSON path ("error.code", "gpu.used", "records.0.id") of a document on stdin.
 json_get() {
-  python3 -c '
+  "$py" -c '
 import json, sys
 v = json.load(sys.stdin)
 for k in sys.argv[1].split("."):
