@@ -2,7 +2,8 @@
 # Installs the Debian packages headroom needs when they are missing (with sudo when not root).
 #   scripts/setup.sh          build dependencies
 #   scripts/setup.sh --test   also what the test suite runs against (promtool, PostgreSQL, a JSON
-#                             Schema validator) and clang with its sanitizer and libFuzzer runtimes
+#                             Schema validator, headless Chromium with Selenium for the web page,
+#                             wrk for bench/) and clang with its sanitizer and libFuzzer runtimes
 set -euo pipefail
 
 packages=(
@@ -14,7 +15,8 @@ packages=(
   time
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(prometheus postgresql sqlite3 python3 gzip python3-jsonschema clang libclang-rt-dev)
+  packages+=(prometheus postgresql sqlite3 python3 gzip curl python3-jsonschema clang libclang-rt-dev
+    chromium chromium-driver python3-selenium wrk)
 fi
 
 missing=()

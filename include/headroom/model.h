@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,7 +15,11 @@
 
 namespace headroom {
 
-enum class ModelSource { local_dir, config_file, hf_cache, catalog };
+namespace hub {
+struct HubSettings;
+}
+
+enum class ModelSource { local_dir, config_file, hf_cache, hub, catalog };
 std::string_view to_string(ModelSource source);
 
 // What a decoder layer's token mixer is. Only attention kinds hold a per-token KV cache.
@@ -120,7 +125,8 @@ struct WeightsInventory {
 struct ModelSpec {
   std::string id;        // as given by the user (or the catalogue id)
   ModelSource source = ModelSource::catalog;
-  std::string location;  // folder or file that was read, or "built-in catalogue"
+  std::string location;  // folder or file that was read, "ORG/NAME@sha" for the Hub, or "built-in catalogue"
+  std::string revision;  // commit sha of a Hub model ("" for other sources)
 
   std::string architecture;  // first of "architectures"
   std::string model_type;    // model_type of the text model
@@ -162,10 +168,18 @@ struct ModelLoadOptions {
   // Hugging Face hub cache folder; when empty: HF_HUB_CACHE, then $HF_HOME/hub, then ~/.cache/huggingface/hub.
   std::string hf_hub_cache;
   bool use_catalog = true;
+  // The Hugging Face Hub and headroom's Hub metadata cache, consulted after the local Hugging Face
+  // cache and before the catalogue. nullptr (the default): neither the network nor that cache is used.
+  const hub::HubSettings* hub = nullptr;
+  // Receives one-line notes: the Hub unreachable and what was used instead, a repo without
+  // safetensors files. Not called when unset.
+  std::function<void(const std::string&)> on_note;
 };
 
 // Resolves MODEL in this order: a local folder with config.json, a path to a config.json, a Hugging
-// Face id in the local cache, an id in the built-in catalogue (ids match case-insensitively).
+// Face id in the local cache, then (with options.hub) headroom's Hub metadata cache and the Hub
+// itself, then an id in the built-in catalogue (ids match case-insensitively). An unreachable Hub
+// (no name resolution, no connection within the connect timeout) falls back with a note.
 // Errors: not_found (with close catalogue ids as suggestions), parse_error (file:line:col).
 Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions& options = {});
 
@@ -179,6 +193,20 @@ Result<ModelSpec> parse_model_config_text(std::string_view text, const std::stri
 // Reads the JSON header of one .safetensors file (8-byte little-endian length + JSON); tensor data
 // is never read. Errors: parse_error for absurd lengths, truncated files, or malformed headers.
 Result<std::vector<TensorInfo>> read_safetensors_header(const std::string& path);
+
+// The JSON header length announced by a safetensors file's first 8 bytes, checked against the limit
+// and the file size. Errors: parse_error (origin names the file).
+Result<std::uint64_t> safetensors_header_length(std::string_view first_bytes, std::uint64_t file_size,
+                                                const std::string& origin);
+
+// Parses a safetensors header from `bytes` (the 8-byte length and at least the whole JSON header);
+// `file_size` is the size of the whole file (data offsets are checked against it).
+Result<std::vector<TensorInfo>> parse_safetensors_header(std::string_view bytes, std::uint64_t file_size,
+                                                         const std::string& origin);
+
+// The shard files a model.safetensors.index.json names in "weight_map" (sorted, each once).
+// Errors: parse_error for malformed JSON, a missing weight_map, names that are not plain files.
+Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& origin);
 
 // Reads every *.safetensors header in `dir` (using model.safetensors.index.json when present).
 // Returns nullopt when the folder has no safetensors files.

@@ -41,6 +41,7 @@ struct VllmFlags {
 // A parsed vLLM command line.
 struct VllmCommand {
   std::string model;
+  std::string revision;  // --revision (branch, tag or commit sha of a Hub model); "" when not given
   VllmFlags flags;
   std::vector<std::string> warnings;  // flags headroom does not model (they are ignored)
 };

@@ -5,7 +5,9 @@
 #include "cli/cli_common.h"
 #include "cli/cli_parse.h"
 #include "cli/commands.h"
+#include "cli/hub_options.h"
 #include "cli/target_options.h"
+#include "headroom/check_document.h"
 #include "headroom/history.h"
 #include "headroom/model.h"
 #include "headroom/report.h"
@@ -22,8 +24,10 @@ constexpr const char* k_check_help = R"(usage: headroom check MODEL [vLLM flags]
 Predicts vLLM's startup memory for MODEL on the given GPUs: weights, activation peak, non-torch
 memory, CUDA graphs, KV cache blocks and tokens, maximum concurrency, and whether it starts.
 
-MODEL: a folder with config.json, a config.json path, a Hugging Face id in the local cache, or an
-id from the built-in catalogue.
+MODEL: a folder with config.json, a config.json path, or a Hugging Face id, read from the local
+Hugging Face cache, headroom's Hub cache or the Hub itself (config files and safetensors headers
+only, nothing else is downloaded; --revision REV picks a branch, tag or commit), else the built-in
+catalogue (offline, or when the Hub cannot be reached).
 
 vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-parallel-size/-pp,
   --data-parallel-size/-dp, --max-model-len (or auto), --gpu-memory-utilization, --max-num-seqs,
@@ -44,6 +48,10 @@ options:
   --no-history          ignore the run history
   --format text|json    output format (default text)
   --color auto|always|never
+  --offline             never contact the Hub (also HF_HUB_OFFLINE=1): caches and catalogue only
+  --hub-timeout S       give up on a Hub request after S seconds (default 30)
+  --hub-connect-timeout S  fall back when no connection to the Hub is made within S s (default 1)
+  --quiet               no progress and no notes on stderr
 exit: 0 starts, 3 predicted to fail, 1 error, 2 bad usage
 )";
 
@@ -58,10 +66,12 @@ int run_check(const Args& args) {
     }
   }
   Args own, vllm_args;
-  split_args(args,
-             {"--gpu", "--gpus", "--nodes", "--gpu-memory-gib", "--used-gib", "--free-gib", "--vllm-version", "--format",
-              "--color", "--db"},
-             {"--no-history"}, own, vllm_args);
+  std::vector<std::string> own_values = {"--gpu",    "--gpus",  "--nodes", "--gpu-memory-gib", "--used-gib",
+                                         "--free-gib", "--vllm-version", "--format", "--color", "--db"};
+  std::vector<std::string> own_bools = {"--no-history"};
+  own_values.insert(own_values.end(), hub_value_flags().begin(), hub_value_flags().end());
+  own_bools.insert(own_bools.end(), hub_bool_flags().begin(), hub_bool_flags().end());
+  split_args(args, own_values, own_bools, own, vllm_args);
   TargetOptions target;
   std::string format_text = "text", color_text = "auto", db;
   bool no_history = false;
@@ -71,6 +81,8 @@ int run_check(const Args& args) {
   app.add_option("--color", color_text);
   app.add_option("--db", db);
   app.add_flag("--no-history", no_history);
+  HubOptions hub;
+  add_hub_options(app, hub, RevisionOption::omit);
   if (auto rc = parse_or_exit(app, own, "check")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
@@ -88,7 +100,8 @@ int run_check(const Args& args) {
   auto version = resolve_version(target);
   if (!version) return print_error(version.error()), k_exit_usage;
 
-  auto model = load_model(cmd->model);
+  hub.revision = cmd->revision;
+  auto model = load_model_with_hub(cmd->model, hub);
   if (!model) return print_error(model.error()), exit_code_for(model.error());
 
   const auto& f = cmd->flags;
@@ -106,13 +119,7 @@ int run_check(const Args& args) {
   for (const auto& w : prediction->warnings) print_warning(w);
 
   if (*format == Format::json) {
-    auto j = prediction_to_json(*model, *gpus, *prediction);
-    for (const auto& w : cmd->warnings) j["warnings"].push_back(w);
-    if (!records.empty()) {
-      nlohmann::json failures = nlohmann::json::array();
-      for (const auto& f : advice.failures) failures.push_back(f.citation());
-      j["history"] = {{"database", history_location}, {"records", records.size()}, {"failed_configurations", failures}};
-    }
+    auto j = check_document(*model, *gpus, *prediction, cmd->warnings, records, advice, history_location);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),

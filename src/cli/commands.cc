@@ -13,6 +13,8 @@ const std::vector<Command>& commands() {
       {"gpus", "list live GPUs, or the built-in GPU catalogue (--catalog)", run_gpus},
       {"rules", "print Prometheus alerting rules for the alerts of 'watch'", run_rules},
       {"watch", "watch a running vLLM server's metrics, with alerts and what to change", run_watch},
+      {"cache", "list or clear headroom's cache of what was read from the Hugging Face Hub", run_cache},
+      {"serve", "answer check, plan and diagnose over HTTP, with a web page", run_serve},
   };
   return table;
 }

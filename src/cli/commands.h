@@ -27,5 +27,7 @@ int run_rules(const Args& args);
 int run_watch(const Args& args);
 int run_record(const Args& args);
 int run_history(const Args& args);
+int run_cache(const Args& args);
+int run_serve(const Args& args);
 
 }  // namespace headroom::cli

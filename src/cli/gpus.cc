@@ -11,6 +11,7 @@
 #include "cli/cli_parse.h"
 #include "cli/commands.h"
 #include "headroom/gpu.h"
+#include "headroom/gpu_json.h"
 #include "headroom/gpu_probe.h"
 #include "util/strings.h"
 
@@ -18,8 +19,6 @@ namespace headroom::cli {
 namespace {
 
 using nlohmann::json;
-
-constexpr int k_schema_version = 1;
 
 std::string gib(Bytes b) { return util::fixed(to_gib(b), 2); }
 
@@ -71,43 +70,6 @@ void print_live_text(const GpuInventory& inv) {
   if (!unknown.empty()) std::printf("Processes on %s: unknown (not allowed to list them).\n", util::join(unknown, ", ").c_str());
 }
 
-json live_json(const GpuInventory& inv) {
-  json gpus = json::array();
-  for (const auto& g : inv.gpus) {
-    json procs = json::array();
-    for (const auto& p : g.processes) {
-      procs.push_back({{"pid", p.pid},
-                       {"name", p.name},
-                       {"used_bytes", p.used_bytes_known ? json(p.used_bytes) : json(nullptr)}});
-    }
-    gpus.push_back({
-        {"index", g.index},
-        {"label", g.label()},
-        {"name", g.name},
-        {"uuid", g.uuid},
-        {"is_mig", g.is_mig},
-        {"parent_index", g.is_mig ? json(g.parent_index) : json(nullptr)},
-        {"mig_enabled", g.mig_enabled},
-        {"total_bytes", g.total_bytes},
-        {"used_bytes", g.used_bytes},
-        {"free_bytes", g.free_bytes},
-        {"reserved_bytes", g.reserved_bytes ? json(*g.reserved_bytes) : json(nullptr)},
-        {"cuda_total_bytes", g.cuda_total_bytes},
-        {"cuda_total_source", g.cuda_total_source},
-        {"cuda_free_bytes", cuda_free_bytes(g)},
-        {"utilization_percent", g.utilization_percent < 0 ? json(nullptr) : json(g.utilization_percent)},
-        {"catalog_key", g.catalog_match ? json(g.catalog_match->key) : json(nullptr)},
-        {"processes_known", g.processes_known},
-        {"processes", procs},
-    });
-  }
-  return {{"schema_version", k_schema_version},
-          {"source", inv.source},
-          {"driver_version", inv.driver_version},
-          {"gpus", gpus},
-          {"warnings", inv.warnings}};
-}
-
 void print_catalog_text(const GpuCatalog& catalog) {
   std::vector<std::vector<std::string>> rows = {{"KEY", "NAME", "CUDA GiB", "SMI MiB", "ARCH", "ALIASES"}};
   for (const auto& g : catalog.all()) {
@@ -116,25 +78,6 @@ void print_catalog_text(const GpuCatalog& catalog) {
                     util::join(g.aliases, ", ")});
   }
   print_table(rows, {false, false, true, true, false, false});
-}
-
-json catalog_json(const GpuCatalog& catalog) {
-  json gpus = json::array();
-  for (const auto& g : catalog.all()) {
-    gpus.push_back({{"key", g.key},
-                    {"name", g.name},
-                    {"vendor", g.vendor},
-                    {"architecture", g.architecture},
-                    {"compute_capability", g.compute_capability},
-                    {"cuda_total_bytes", g.total_bytes},
-                    {"nvidia_smi_total_mib", g.nvml_total_bytes ? json(*g.nvml_total_bytes / k_mib) : json(nullptr)},
-                    {"memory_marketing_gb", g.memory_marketing_gb},
-                    {"bf16_supported", g.bf16_supported},
-                    {"fp8_supported", g.fp8_supported},
-                    {"aliases", g.aliases},
-                    {"nvml_names", g.nvml_names}});
-  }
-  return {{"schema_version", k_schema_version}, {"gpus", gpus}};
 }
 
 }  // namespace
@@ -157,7 +100,7 @@ int run_gpus(const Args& args) {
 
   if (catalog) {
     const auto& c = GpuCatalog::builtin();
-    if (*format == Format::json) std::printf("%s\n", catalog_json(c).dump(2).c_str());
+    if (*format == Format::json) std::printf("%s\n", gpu_catalog_to_json(c).dump(2).c_str());
     else print_catalog_text(c);
     return k_exit_ok;
   }
@@ -169,7 +112,7 @@ int run_gpus(const Args& args) {
     return k_exit_failure;
   }
   for (const auto& w : inventory->warnings) print_warning(w);
-  if (*format == Format::json) std::printf("%s\n", live_json(*inventory).dump(2).c_str());
+  if (*format == Format::json) std::printf("%s\n", gpu_inventory_to_json(*inventory).dump(2).c_str());
   else print_live_text(*inventory);
   return k_exit_ok;
 }

@@ -5,6 +5,7 @@
 #include "cli/cli_common.h"
 #include "cli/cli_parse.h"
 #include "cli/commands.h"
+#include "cli/hub_options.h"
 #include "cli/target_options.h"
 #include "headroom/model.h"
 #include "headroom/history.h"
@@ -23,8 +24,8 @@ choice and the number behind it, the predicted memory (as `check`), up to three 
 the configuration as a `vllm serve` command, Python code and a YAML config (Ray commands for
 multi-node plans). When nothing fits: why, and the smallest changes that would.
 
-MODEL: a folder with config.json, a config.json path, a Hugging Face id in the local cache, or an
-id from the built-in catalogue.
+MODEL: a folder with config.json, a config.json path, or a Hugging Face id, read from the local
+Hugging Face cache, headroom's Hub cache or the Hub itself, else the built-in catalogue.
 
 GPUs:
   --gpu NAME            GPU model from the catalogue (default: the live GPUs of this host)
@@ -48,6 +49,12 @@ history:
   --db URL              run history to consult: SQLite file or postgresql:// URL (default:
                         $HEADROOM_DB, else $XDG_DATA_HOME/headroom/history.db; never created)
   --no-history          ignore the run history
+model source:
+  --revision REV        Hub branch, tag or commit sha (default main)
+  --offline             never contact the Hub (also HF_HUB_OFFLINE=1)
+  --hub-timeout S       give up on a Hub request after S seconds (default 30)
+  --hub-connect-timeout S  fall back when no connection to the Hub is made within S s (default 1)
+  --quiet               no progress and no notes on stderr
 output:
   --format text|json    output format (default text; JSON schema in docs/plan.md)
   --color auto|always|never
@@ -86,6 +93,8 @@ int run_plan(const Args& args) {
   app.add_flag("--no-history", no_history);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
+  HubOptions hub;
+  add_hub_options(app, hub, RevisionOption::include);
   if (auto rc = parse_or_exit(app, args, "plan")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
@@ -115,7 +124,7 @@ int run_plan(const Args& args) {
   }
   auto version = resolve_version(target);
   if (!version) return print_error(version.error()), k_exit_usage;
-  auto model = load_model(model_ref);
+  auto model = load_model_with_hub(model_ref, hub);
   if (!model) return print_error(model.error()), exit_code_for(model.error());
   std::vector<std::string> warnings;
   // 0: every live GPU when probing; one catalogue GPU per node unless --gpus says more.

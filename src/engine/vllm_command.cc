@@ -323,8 +323,9 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
                        (memory_neutral_value_flags().count(name) ||
                         (i + 1 < args.size() && !looks_like_flag(args[i + 1])));
     std::string shown = name;
-    if (takes_value && !has_inline_value && i + 1 < args.size()) shown += " " + args[++i];
+    if (takes_value && !has_inline_value && i + 1 < args.size()) value = args[++i], shown += " " + value;
     else if (has_inline_value) shown += "=" + value;
+    if (name == "--revision") cmd.revision = value;  // which Hub revision the model is read at
     if (memory_neutral_value_flags().count(name) || memory_neutral_bool_flags().count(name)) continue;
     cmd.warnings.push_back("vLLM flag " + shown + " is not modelled; the prediction ignores it");
   }

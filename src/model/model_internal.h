@@ -35,6 +35,9 @@ Result<bool> read_hybrid(const ConfigReader& text, ModelSpec& spec);
 Result<QuantizationConfig> read_quantization_config(const ConfigReader& q);
 QuantizationConfig read_modelopt_quant_config(const nlohmann::json& hf_quant_config);
 
+// tokenizer_config.json's model_max_length (transformers' 1e30 "no limit" sentinel ignored).
+void apply_tokenizer_config(const nlohmann::json& tokenizer_config, ModelSpec& spec);
+
 // The catalogue line for an id (case-insensitive), or nullptr.
 const nlohmann::json* find_catalog_line(std::string_view id);
 

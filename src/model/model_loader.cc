@@ -1,9 +1,10 @@
-// load_model: resolves a model reference to a local folder, a config.json, the Hugging Face cache
-// or the built-in catalogue.
+// load_model: resolves a model reference to a local folder, a config.json, the Hugging Face cache,
+// headroom's Hub metadata cache and the Hub (src/hub/), or the built-in catalogue.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
+#include "headroom/hub.h"
 #include "model/model_internal.h"
 #include "util/json_file.h"
 #include "util/strings.h"
@@ -71,11 +72,7 @@ Result<ModelSpec> load_folder(const fs::path& dir, std::string_view ref, ModelSo
   if (fs::path tok = dir / "tokenizer_config.json"; fs::exists(tok, ec)) {
     auto j = util::read_json_file(tok.string());
     if (!j) return tl::unexpected(j.error());
-    // transformers writes a huge sentinel (1e30) when the tokenizer has no limit; ignore those.
-    if (auto it = j->find("model_max_length"); it != j->end() && it->is_number()) {
-      double v = it->get<double>();
-      if (v > 0 && v < 1e15) spec->tokenizer_model_max_length = static_cast<std::int64_t>(v);
-    }
+    model_detail::apply_tokenizer_config(*j, *spec);
   }
   if (!spec->quantization) {
     if (fs::path hq = dir / "hf_quant_config.json"; fs::exists(hq, ec)) {
@@ -90,7 +87,70 @@ Result<ModelSpec> load_folder(const fs::path& dir, std::string_view ref, ModelSo
   return spec;
 }
 
+void note(const ModelLoadOptions& options, const std::string& text) {
+  if (options.on_note) options.on_note(text);
+}
+
+std::string unknown_model_message(std::string_view model_ref, const std::string& hub, const ModelLoadOptions& options) {
+  std::string msg = "unknown model '" + std::string(model_ref) + "': not a folder or file, not in the Hugging Face cache (" +
+                    hub + ")";
+  msg += options.use_catalog ? ", not in the built-in catalogue" : " (catalogue lookup disabled)";
+  return msg;
+}
+
+// Close ids for "did you mean": the catalogue's and those in headroom's Hub cache.
+std::string did_you_mean(std::string_view model_ref, const ModelLoadOptions& options) {
+  std::vector<std::string> ids = options.use_catalog ? catalog_model_ids() : std::vector<std::string>{};
+  if (options.hub != nullptr)
+    for (auto& id : hub::HubCache(options.hub->cache_dir).repo_ids()) ids.push_back(std::move(id));
+  auto close = util::closest_matches(model_ref, ids);
+  return close.empty() ? std::string() : "; did you mean " + util::or_list(close) + "?";
+}
+
+// headroom's Hub cache and the Hub, for an id the local Hugging Face cache does not hold. nullopt:
+// go on to the catalogue (offline and not cached).
+Result<std::optional<ModelSpec>> load_from_hub(std::string_view model_ref, const ModelLoadOptions& options) {
+  const hub::HubSettings& settings = *options.hub;
+  std::vector<std::string> notes;
+  const std::string repo(model_ref);
+  auto flush = [&] {
+    for (const auto& n : notes) note(options, n);
+    notes.clear();
+  };
+  if (settings.offline) {
+    auto cached = hub::load_cached_model(repo, settings, notes);
+    flush();
+    if (!cached) return tl::unexpected(cached.error());
+    return cached;
+  }
+  auto spec = hub::load_hub_model(repo, settings, notes);
+  flush();
+  if (spec) return std::optional<ModelSpec>(std::move(*spec));
+  const Error& e = spec.error();
+  if (options.use_catalog) {
+    if (auto line = catalog_model(model_ref)) {
+      // The catalogue still knows the model: a note, not an error.
+      if (hub::is_no_network(e))
+        note(options, e.message.substr(0, e.message.find("; use ")) + "; using the built-in catalogue (--offline skips the Hub)");
+      else note(options, e.to_string() + "; using the built-in catalogue instead");
+      return std::optional<ModelSpec>(std::move(*line));
+    }
+  }
+  if (e.code == ErrorCode::not_found && e.message.starts_with("unknown model"))
+    return make_error(e.code, e.message + did_you_mean(model_ref, options), e.where);
+  return tl::unexpected(e);
+}
+
 }  // namespace
+
+void model_detail::apply_tokenizer_config(const nlohmann::json& j, ModelSpec& spec) {
+  // transformers writes a huge sentinel (1e30) when the tokenizer has no limit; ignore those.
+  if (!j.is_object()) return;
+  if (auto it = j.find("model_max_length"); it != j.end() && it->is_number()) {
+    double v = it->get<double>();
+    if (v > 0 && v < 1e15) spec.tokenizer_model_max_length = static_cast<std::int64_t>(v);
+  }
+}
 
 Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions& options) {
   std::error_code ec;
@@ -115,19 +175,21 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
       ref == "..")
     return make_error(ErrorCode::not_found, "no such folder or file (a local model is a folder with config.json)",
                       std::string(model_ref));
-  std::string hub = hub_cache_dir(options);
-  if (std::string snap = find_cached_snapshot(hub, model_ref); !snap.empty())
+  std::string hf_cache = hub_cache_dir(options);
+  if (std::string snap = find_cached_snapshot(hf_cache, model_ref); !snap.empty())
     return load_folder(snap, model_ref, ModelSource::hf_cache);
+  if (options.hub != nullptr && hub::is_repo_id(model_ref)) {
+    auto from_hub = load_from_hub(model_ref, options);
+    if (!from_hub) return tl::unexpected(from_hub.error());
+    if (*from_hub) return std::move(**from_hub);
+  }
   if (options.use_catalog) {
     auto spec = catalog_model(model_ref);
     if (spec || spec.error().code != ErrorCode::not_found) return spec;
   }
-  std::string msg = "unknown model '" + std::string(model_ref) + "': not a folder or file, not in the Hugging Face cache (" +
-                    hub + ")";
-  msg += options.use_catalog ? ", not in the built-in catalogue" : " (catalogue lookup disabled)";
-  auto close = util::closest_matches(model_ref, catalog_model_ids());
-  if (options.use_catalog && !close.empty()) msg += "; did you mean " + util::or_list(close) + "?";
-  return make_error(ErrorCode::not_found, msg);
+  std::string msg = unknown_model_message(model_ref, hf_cache, options);
+  if (options.hub != nullptr && options.hub->offline) msg += ", not in headroom's Hub cache (offline)";
+  return make_error(ErrorCode::not_found, msg + did_you_mean(model_ref, options));
 }
 
 std::string_view to_string(ModelSource source) {
@@ -135,6 +197,7 @@ std::string_view to_string(ModelSource source) {
     case ModelSource::local_dir: return "local folder";
     case ModelSource::config_file: return "config file";
     case ModelSource::hf_cache: return "Hugging Face cache";
+    case ModelSource::hub: return "Hugging Face Hub";
     case ModelSource::catalog: return "built-in catalogue";
   }
   return "unknown";

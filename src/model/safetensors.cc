@@ -63,6 +63,60 @@ int dtype_bytes(std::string_view d) {
   return 0;
 }
 
+Result<std::uint64_t> safetensors_header_length(std::string_view first_bytes, std::uint64_t file_size,
+                                                const std::string& origin) {
+  if (file_size < 8 || first_bytes.size() < 8)
+    return make_error(ErrorCode::parse_error,
+                      "file cut short: " + std::to_string(std::min<std::uint64_t>(file_size, first_bytes.size())) +
+                          " bytes, a safetensors file needs at least 8",
+                      origin);
+  std::uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(first_bytes[static_cast<std::size_t>(i)]);
+  if (header_len > k_max_header_bytes)
+    return make_error(ErrorCode::parse_error,
+                      "header length " + std::to_string(header_len) + " bytes is absurd (limit " +
+                          std::to_string(k_max_header_bytes) + "); not a safetensors file?",
+                      origin);
+  if (header_len > file_size - 8)
+    return make_error(ErrorCode::parse_error,
+                      "file cut short: the header claims " + std::to_string(header_len) + " bytes but only " +
+                          std::to_string(file_size - 8) + " follow the length",
+                      origin);
+  return header_len;
+}
+
+Result<std::vector<TensorInfo>> parse_safetensors_header(std::string_view bytes, std::uint64_t file_size,
+                                                         const std::string& origin) {
+  auto length = safetensors_header_length(bytes, file_size, origin);
+  if (!length) return tl::unexpected(length.error());
+  const std::uint64_t header_len = *length;
+  if (bytes.size() < 8 + header_len)
+    return make_error(ErrorCode::parse_error,
+                      "header cut short: " + std::to_string(bytes.size() - 8) + " of its " + std::to_string(header_len) +
+                          " bytes were read",
+                      origin);
+  std::string_view header = bytes.substr(8, header_len);
+  auto json = util::parse_json(header, origin);
+  if (!json) {
+    // Positions inside a one-line header are byte offsets; report them as such.
+    Error e = json.error();
+    auto col = e.where.substr(e.where.rfind(':') + 1);
+    return make_error(ErrorCode::parse_error, "malformed safetensors header at column " + col + " of the header: " + e.message.substr(e.message.find(": ") + 2), origin);
+  }
+  if (!json->is_object())
+    return make_error(ErrorCode::parse_error, "expected a JSON object header, got " + model_detail::json_kind(*json), origin);
+  const std::uint64_t data_bytes = file_size - 8 - header_len;
+  std::vector<TensorInfo> tensors;
+  tensors.reserve(json->size());
+  for (const auto& [name, entry] : json->items()) {
+    if (name == "__metadata__") continue;
+    auto t = read_entry(name, entry, data_bytes, origin);
+    if (!t) return tl::unexpected(t.error());
+    tensors.push_back(std::move(*t));
+  }
+  return tensors;
+}
+
 Result<std::vector<TensorInfo>> read_safetensors_header(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return make_error(ErrorCode::not_found, "no such file", path);
@@ -70,47 +124,35 @@ Result<std::vector<TensorInfo>> read_safetensors_header(const std::string& path)
   if (ec) return make_error(ErrorCode::io_error, "cannot read the file size: " + ec.message(), path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::io_error, "cannot open the file", path);
-  if (file_size < 8)
-    return make_error(ErrorCode::parse_error,
-                      "file cut short: " + std::to_string(file_size) + " bytes, a safetensors file needs at least 8", path);
-  unsigned char len_bytes[8];
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
+  std::string bytes(std::min<std::uint64_t>(file_size, 8), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!in) return make_error(ErrorCode::io_error, "cannot read the 8-byte header length", path);
-  std::uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len_bytes[i];
-  if (header_len > k_max_header_bytes)
-    return make_error(ErrorCode::parse_error,
-                      "header length " + std::to_string(header_len) + " bytes is absurd (limit " +
-                          std::to_string(k_max_header_bytes) + "); not a safetensors file?",
-                      path);
-  if (header_len > file_size - 8)
-    return make_error(ErrorCode::parse_error,
-                      "file cut short: the header claims " + std::to_string(header_len) + " bytes but only " +
-                          std::to_string(file_size - 8) + " follow the length",
-                      path);
-  std::string header(header_len, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  auto length = safetensors_header_length(bytes, file_size, path);
+  if (!length) return tl::unexpected(length.error());
+  bytes.resize(8 + *length);
+  in.read(bytes.data() + 8, static_cast<std::streamsize>(*length));
   if (!in) return make_error(ErrorCode::io_error, "cannot read the header", path);
+  return parse_safetensors_header(bytes, file_size, path);
+}
 
-  auto json = util::parse_json(header, path);
-  if (!json) {
-    // Positions inside a one-line header are byte offsets; report them as such.
-    Error e = json.error();
-    auto col = e.where.substr(e.where.rfind(':') + 1);
-    return make_error(ErrorCode::parse_error, "malformed safetensors header at column " + col + " of the header: " + e.message.substr(e.message.find(": ") + 2), path);
+Result<std::vector<std::string>> parse_safetensors_index(std::string_view text, const std::string& origin) {
+  auto j = util::parse_json(text, origin);
+  if (!j) return tl::unexpected(j.error());
+  if (!j->is_object()) return make_error(ErrorCode::parse_error, "expected a JSON object, got " + model_detail::json_kind(*j), origin);
+  auto map = j->find("weight_map");
+  if (map == j->end() || !map->is_object())
+    return make_error(ErrorCode::parse_error, "expected an object \"weight_map\"", origin);
+  std::set<std::string> names;
+  for (const auto& [tensor, file] : map->items()) {
+    if (!file.is_string())
+      return make_error(ErrorCode::parse_error, "expected a file name for tensor \"" + tensor + "\" in \"weight_map\"", origin);
+    const auto& name = file.get_ref<const std::string&>();
+    // Shards are files beside the index: a name that climbs out of the folder is hostile.
+    if (name.empty() || name.find("..") != std::string::npos || name.front() == '/')
+      return make_error(ErrorCode::parse_error, "shard name \"" + name + "\" for tensor \"" + tensor + "\" is not a file beside the index", origin);
+    names.insert(name);
   }
-  if (!json->is_object())
-    return make_error(ErrorCode::parse_error, "expected a JSON object header, got " + model_detail::json_kind(*json), path);
-  const std::uint64_t data_bytes = file_size - 8 - header_len;
-  std::vector<TensorInfo> tensors;
-  tensors.reserve(json->size());
-  for (const auto& [name, entry] : json->items()) {
-    if (name == "__metadata__") continue;
-    auto t = read_entry(name, entry, data_bytes, path);
-    if (!t) return tl::unexpected(t.error());
-    tensors.push_back(std::move(*t));
-  }
-  return tensors;
+  return std::vector<std::string>(names.begin(), names.end());
 }
 
 Result<std::optional<WeightsInventory>> read_safetensors_dir(const std::string& dir) {
@@ -118,19 +160,11 @@ Result<std::optional<WeightsInventory>> read_safetensors_dir(const std::string& 
   std::vector<std::string> files;
   fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (fs::exists(index, ec)) {
-    auto j = util::read_json_file(index.string());
-    if (!j) return tl::unexpected(j.error());
-    auto map = j->find("weight_map");
-    if (map == j->end() || !map->is_object())
-      return make_error(ErrorCode::parse_error, "expected an object \"weight_map\"", index.string());
-    std::set<std::string> names;
-    for (const auto& [tensor, file] : map->items()) {
-      if (!file.is_string())
-        return make_error(ErrorCode::parse_error, "expected a file name for tensor \"" + tensor + "\" in \"weight_map\"",
-                          index.string());
-      names.insert(file.get<std::string>());
-    }
-    for (const auto& name : names) {
+    auto text = util::read_file(index.string());
+    if (!text) return tl::unexpected(text.error());
+    auto names = parse_safetensors_index(*text, index.string());
+    if (!names) return tl::unexpected(names.error());
+    for (const auto& name : *names) {
       fs::path p = fs::path(dir) / name;
       if (!fs::exists(p, ec))  // exists() follows symlinks: a dangling HF cache link counts as missing
         return make_error(ErrorCode::not_found,

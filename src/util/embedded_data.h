@@ -17,6 +17,9 @@ struct EmbeddedFile {
 // Null-terminated table (the last entry has path == nullptr).
 const EmbeddedFile* files();
 
+// The files of web/ (the page of `headroom serve`), relative to web/, in the same form.
+const EmbeddedFile* web_files();
+
 // The content of data/<path>, if it was embedded.
 std::optional<std::string_view> find(std::string_view path);
 

@@ -1,0 +1,83 @@
+// Hub settings from the environment, as huggingface_hub reads them (constants.py): HF_ENDPOINT,
+// HF_HUB_OFFLINE, HF_TOKEN / HUGGING_FACE_HUB_TOKEN / the token file, and headroom's cache folder.
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+
+#include "headroom/hub.h"
+#include "util/json_file.h"
+#include "util/strings.h"
+
+namespace headroom::hub {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+std::string home_path(const std::string& rest) {
+  std::string home = env("HOME");
+  return home.empty() ? rest : (fs::path(home) / rest).string();
+}
+
+// huggingface_hub's _is_true: "1", "ON", "YES", "TRUE" in any case.
+bool env_true(const char* name) {
+  std::string v = util::to_lower(util::trim(env(name)));
+  return v == "1" || v == "on" || v == "yes" || v == "true";
+}
+
+std::string token_from_environment() {
+  for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}) {
+    if (std::string t = util::trim(env(name)); !t.empty()) return t;
+  }
+  std::string path = env("HF_TOKEN_PATH");
+  if (path.empty()) {
+    std::string hf_home = env("HF_HOME");
+    path = hf_home.empty() ? home_path(".cache/huggingface/token") : (fs::path(hf_home) / "token").string();
+  }
+  auto text = util::read_file(path);
+  return text ? util::trim(*text) : std::string();
+}
+
+}  // namespace
+
+HubSettings settings_from_environment() {
+  HubSettings s;
+  if (std::string e = util::trim(env("HF_ENDPOINT")); !e.empty()) {
+    while (e.ends_with('/')) e.pop_back();
+    s.endpoint = e;
+  }
+  s.offline = env_true("HF_HUB_OFFLINE");
+  s.token = token_from_environment();
+  std::string xdg = env("XDG_CACHE_HOME");
+  s.cache_dir = xdg.empty() ? home_path(".cache/headroom/hub") : (fs::path(xdg) / "headroom" / "hub").string();
+  return s;
+}
+
+bool is_repo_id(std::string_view ref) {
+  auto slash = ref.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == ref.size()) return false;
+  if (ref.find('/', slash + 1) != std::string_view::npos || ref.size() > 96) return false;
+  if (ref.find("..") != std::string_view::npos || ref.find("--") != std::string_view::npos) return false;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    char c = ref[i];
+    if (i == slash) continue;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  }
+  auto name = ref.substr(slash + 1);
+  return ref.front() != '.' && name.front() != '.' && ref.back() != '.';
+}
+
+bool is_commit_sha(std::string_view revision) {
+  if (revision.size() != 40) return false;
+  for (char c : revision) {
+    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+}  // namespace headroom::hub

@@ -1,0 +1,133 @@
+// The request bodies of `headroom serve`: vLLM flag names, pasted commands, errors that name the key.
+#include <gtest/gtest.h>
+
+#include "headroom/api_request.h"
+
+namespace headroom {
+namespace {
+
+TEST(CheckRequest, FlagsReadAsTheCommandLineWould) {
+  auto r = parse_check_request(R"({"model": "m/x", "gpu": "H100", "gpus": 2,
+    "flags": {"max_model_len": 4096, "gpu_memory_utilization": 0.85, "enforce_eager": true, "tensor_parallel_size": 2}})");
+  ASSERT_TRUE(r) << r.error().to_string();
+  const auto& c = r->request.command;
+  EXPECT_EQ(c.model, "m/x");
+  EXPECT_EQ(c.flags.max_model_len, 4096);
+  EXPECT_DOUBLE_EQ(*c.flags.gpu_memory_utilization, 0.85);
+  EXPECT_EQ(c.flags.enforce_eager, true);
+  EXPECT_EQ(c.flags.tensor_parallel_size, 2);
+  EXPECT_EQ(r->request.target.gpu, "H100");
+  EXPECT_EQ(r->request.target.gpus, 2);
+}
+
+TEST(CheckRequest, FalseIsTheNegatedFlag) {
+  auto r = parse_check_request(R"({"model": "m/x", "flags": {"enable_prefix_caching": false}})");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->request.command.flags.enable_prefix_caching, false);
+}
+
+TEST(CheckRequest, PastedCommandWithContinuationsAndQuotes) {
+  auto r = parse_check_request(R"({"command": "vllm serve 'm/x' \\\n  --max-model-len=8192 \\\n  -tp \"2\""})");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->request.command.model, "m/x");
+  EXPECT_EQ(r->request.command.flags.max_model_len, 8192);
+  EXPECT_EQ(r->request.command.flags.tensor_parallel_size, 2);
+}
+
+TEST(CheckRequest, FlagsBesideACommandComeAfterIt) {
+  auto r = parse_check_request(R"({"command": "vllm serve m/x --max-model-len 8192", "flags": {"max_model_len": 1024}})");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->request.command.flags.max_model_len, 1024);
+}
+
+TEST(CheckRequest, ModelAndCommandMustAgree) {
+  auto r = parse_check_request(R"({"model": "m/y", "command": "vllm serve m/x"})");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(r.error().message, "the command serves 'm/x' but \"model\" is 'm/y': give one of them");
+}
+
+TEST(CheckRequest, BadFlagValueNamesTheKey) {
+  auto r = parse_check_request(R"({"model": "m/x", "flags": {"max_model_len": "lots"}})");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(r.error().where, "flags.max_model_len");
+}
+
+TEST(CheckRequest, UnknownKeySuggestsTheClosest) {
+  auto r = parse_check_request(R"({"model": "m/x", "vllm_verison": "0.19.0"})");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::parse_error);
+  EXPECT_EQ(r.error().where, "vllm_verison");
+  EXPECT_NE(r.error().message.find("did you mean vllm_version?"), std::string::npos) << r.error().message;
+}
+
+TEST(CheckRequest, SyntaxErrorPointsIntoTheBody) {
+  auto r = parse_check_request("{\n  \"model\": }");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::parse_error);
+  EXPECT_EQ(r.error().where, "body:2:12");
+}
+
+TEST(CheckRequest, WrongTypesAndRanges) {
+  auto t = parse_check_request(R"({"model": "m/x", "gpus": 1.5})");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().message, "expected an integer, got 1.5");
+  auto n = parse_check_request(R"({"model": "m/x", "gpus": 0})");
+  ASSERT_FALSE(n);
+  EXPECT_EQ(n.error().code, ErrorCode::invalid_argument);
+  auto big = parse_check_request(R"({"model": "m/x", "gpus": 99999999999999999999})");
+  ASSERT_FALSE(big);
+  auto nested = parse_check_request(R"({"model": "m/x", "flags": {"max_model_len": [1]}})");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().where, "flags.max_model_len");
+  auto name = parse_check_request(R"({"model": "m/x", "flags": {"--max-model-len": 1}})");
+  ASSERT_FALSE(name);
+  EXPECT_EQ(name.error().message, "expected a vLLM flag name in lower case (max_model_len), got '--max-model-len'");
+}
+
+TEST(CheckRequest, CanonicalFormIgnoresKeyOrderAndSpaces) {
+  auto a = parse_check_request(R"({"gpu": "H100", "model": "m/x", "flags": {"b": 1, "max_model_len": 8}})");
+  auto b = parse_check_request(R"({ "model":"m/x","flags":{"max_model_len":8,"b":1},"gpu":"H100" })");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->canonical, b->canonical);
+}
+
+TEST(PlanRequest, WorkloadOptionsAtTheTopLevel) {
+  auto r = parse_plan_request(R"({"model": "m/x", "gpu": "L4", "context": 4096, "concurrency": 8, "goal": "latency",
+    "allow_fp8_kv": true, "margin_gib": 1.5, "max_gpus": 4})");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->request.context, 4096);
+  EXPECT_EQ(r->request.concurrency, 8);
+  EXPECT_EQ(r->request.goal, "latency");
+  EXPECT_TRUE(r->request.allow_fp8_kv);
+  EXPECT_DOUBLE_EQ(*r->request.margin_gib, 1.5);
+  EXPECT_EQ(r->request.max_gpus, 4);
+}
+
+TEST(PlanRequest, NegativeMarginIsRefused) {
+  auto r = parse_plan_request(R"({"model": "m/x", "margin_gib": -1})");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "margin_gib");
+}
+
+TEST(ShellWords, QuotesEscapesAndContinuations) {
+  auto w = split_shell_words("vllm serve \"a b\" 'c \"d\"' e\\ f \\\n --x=\"$y\"");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(*w, (std::vector<std::string>{"vllm", "serve", "a b", "c \"d\"", "e f", "--x=$y"}));
+}
+
+TEST(ShellWords, EmptyQuotedWordIsKept) {
+  auto w = split_shell_words("a '' b");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(*w, (std::vector<std::string>{"a", "", "b"}));
+}
+
+TEST(ShellWords, UnterminatedQuoteSaysWhere) {
+  auto w = split_shell_words("vllm serve 'm/x");
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().message, "unterminated single quote opened at byte 12");
+}
+
+}  // namespace
+}  // namespace headroom
