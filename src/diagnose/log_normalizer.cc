@@ -308,12 +308,17 @@ void LogNormalizer::feed(std::int64_t line_number, std::string_view raw) {
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
   // Colour codes first; most lines have none, and they are passed on without a copy.
   std::string_view line = raw;
+  // Most lines carry '[' (vLLM's "[core.py:77]") but no colour code: test each candidate exactly
+  // rather than copying every line through strip_ansi.
   bool maybe_escaped = false;
-  for (char c : raw)
-    if (c == '\x1b' || c == '#' || c == '\\' || c == '^' || c == '[') {
-      maybe_escaped = true;
-      break;
-    }
+  for (std::size_t i = 0; i < raw.size() && !maybe_escaped; ++i) {
+    char c = raw[i];
+    if (c == '\x1b') maybe_escaped = true;
+    else if (c == '[') maybe_escaped = csi_length(raw, i, true) != 0;
+    else if (c == '#' || c == '\\' || c == '^')
+      for (auto text : k_esc_texts)
+        if (raw.substr(i, text.size()) == text) maybe_escaped = true;
+  }
   std::string stripped;
   if (maybe_escaped) {
     stripped = strip_ansi(raw);

@@ -220,8 +220,16 @@ int on_hs_match(unsigned id, unsigned long long, unsigned long long to, unsigned
 Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallback& on_line, const ScanOptions& options) {
   Totals totals;
   const std::size_t max_line = std::max<std::size_t>(options.max_line_bytes, 256);
-  const std::size_t chunk = std::max<std::size_t>(options.chunk_bytes, 4096);
-  std::vector<char> buf(chunk + max_line);
+  std::size_t chunk = std::max<std::size_t>(options.chunk_bytes, 4096);
+  // A small input needs no 5 MiB buffer (allocating and clearing it dominated short logs): size it
+  // from what the source says, with room for gzip to expand; it grows if the data is larger.
+  std::size_t reserve = max_line;
+  if (auto total = source.size()) {
+    std::size_t need = std::max<std::size_t>(static_cast<std::size_t>(std::min<std::uint64_t>(*total, 1ull << 40)) * 8, 4096);
+    chunk = std::min(chunk, need);
+    reserve = std::min(reserve, need);
+  }
+  std::vector<char> buf(chunk + reserve);
   std::size_t carry = 0;
   bool skipping = false;  // inside a line longer than max_line, after its first max_line bytes
   bool first_read = true;
@@ -311,6 +319,7 @@ Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallba
   };
 
   while (true) {
+    if (buf.size() < carry + chunk) buf.resize(carry + chunk);
     auto got = source.read(buf.data() + carry, chunk);
     if (!got) {
       if (got.error().code != ErrorCode::parse_error) return tl::unexpected(got.error());
