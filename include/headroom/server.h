@@ -11,6 +11,10 @@
 
 #include "headroom/error.h"
 
+namespace headroom::hub {
+struct HubSettings;
+}
+
 namespace headroom {
 
 struct ServerOptions {
@@ -34,6 +38,9 @@ struct ServerOptions {
   std::size_t cache_bytes = std::size_t{64} << 20;
   bool access_log = true;          // one line per request on stderr (never headers or bodies)
   std::string hf_hub_cache;        // for GET /v1/models (default: as load_model finds it)
+  // The Hugging Face Hub and headroom's Hub metadata cache for ids found nowhere local (nullptr:
+  // catalogue and local Hugging Face cache only). The token in it never reaches an answer or a log.
+  std::shared_ptr<const hub::HubSettings> hub;
 };
 
 // A running server. Routes and their documents: docs/serve.md and GET /openapi.json.

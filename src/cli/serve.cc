@@ -9,6 +9,7 @@
 #include "cli/cli_common.h"
 #include "cli/cli_parse.h"
 #include "cli/commands.h"
+#include "headroom/hub.h"
 #include "headroom/server.h"
 #include "headroom/vllm_config.h"
 #include "util/json_file.h"
@@ -41,6 +42,9 @@ models and GPUs:
   --models-dir DIR      allow local model folders below DIR (default: none; catalogue and Hugging
                         Face ids only)
   --live-gpus           let requests without "gpu" use this host's GPUs, and GET /v1/gpus?live=1
+  --offline             never ask the Hugging Face Hub (HF_HUB_OFFLINE=1 too); ids then come from the
+                        local caches and the catalogue (default: the Hub, HF_ENDPOINT, HF_TOKEN)
+  --hub-connect-timeout S  fall back to the catalogue when the Hub answers no connection in S s (default 1)
 run history:
   --db URL              SQLite file or postgresql:// URL (default: $HEADROOM_DB, else
                         $XDG_DATA_HOME/headroom/history.db; read by check and plan, never created
@@ -84,6 +88,10 @@ int run_serve(const Args& args) {
   app.add_option("--request-timeout", o.request_timeout_s)->check(CLI::Range(1, 86400));
   app.add_option("--models-dir", models_dir);
   app.add_flag("--live-gpus", o.live_gpus);
+  bool offline = false;
+  double hub_connect_timeout_s = 1.0;
+  app.add_flag("--offline", offline);
+  app.add_option("--hub-connect-timeout", hub_connect_timeout_s)->check(CLI::Range(0.01, 600.0));
   app.add_option("--db", o.db);
   app.add_flag("--no-history", o.no_history);
   app.add_flag("--allow-record", o.allow_record);
@@ -92,6 +100,12 @@ int run_serve(const Args& args) {
   app.add_flag("--no-access-log", no_access_log);
   if (auto rc = parse_or_exit(app, args, "serve")) return *rc;
   o.access_log = !no_access_log;
+  {
+    auto hub = std::make_shared<hub::HubSettings>(hub::settings_from_environment());
+    hub->offline = hub->offline || offline;
+    hub->connect_timeout_s = hub_connect_timeout_s;
+    o.hub = std::move(hub);
+  }
   if (!models_dir.empty()) o.models_dir = models_dir;
   for (auto [text, flag, out] : {std::tuple{&max_body, "--max-body-bytes", &o.max_body_bytes},
                                  std::tuple{&max_log, "--max-log-bytes", &o.max_log_bytes}}) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "headroom/gpu.h"
+#include "headroom/hub.h"
 #include "headroom/gpu_probe.h"
 #include "headroom/units.h"
 
@@ -65,6 +66,7 @@ ApiResult<ModelSpec> load_requested_model(const std::string& ref, const ServerOp
   bool path_like = written_as_path(ref) || has_dot_dot(ref) || fs::exists(fs::path(ref), ec);
   ModelLoadOptions load;
   load.hf_hub_cache = options.hf_hub_cache;
+  load.hub = options.hub.get();
   if (options.models_dir) {
     fs::path root = fs::canonical(*options.models_dir, ec);
     if (ec) return tl::unexpected(ApiError{500, "io_error", "the models folder cannot be read", "--models-dir"});

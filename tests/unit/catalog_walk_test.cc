@@ -41,6 +41,13 @@ std::optional<std::string> predict_somewhere(const ModelSpec& m, std::string& te
     flags.max_model_len = std::min<std::int64_t>(8192, m.max_position_embeddings > 0 ? m.max_position_embeddings : 2048);
     auto p = predict(m, gpus, flags, VllmVersion::newest_modelled());
     if (!p) return p.error().to_string();
+    // MoE checkpoints whose expert width does not split into the TP size's fp8 blocks are served
+    // with expert parallelism (experts stay whole), as their model cards say.
+    if (!p->starts && m.moe && s.tp > 1) {
+      flags.enable_expert_parallel = true;
+      p = predict(m, gpus, flags, VllmVersion::newest_modelled());
+      if (!p) return p.error().to_string();
+    }
     if (!p->starts) {
       last = p->failure ? p->failure->message : "does not start";
       continue;
