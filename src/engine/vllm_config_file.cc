@@ -79,7 +79,8 @@ Result<std::vector<std::string>> config_file_args(std::string_view yaml_text, co
           args.push_back(flag + "=" + value.Scalar());
         }
       } else if (value.IsSequence() || value.IsMap()) {
-        args.push_back(flag + "=" + to_json(value, 0).dump());
+        // A file is not always UTF-8: invalid bytes become U+FFFD instead of an exception.
+        args.push_back(flag + "=" + to_json(value, 0).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       } else if (value.IsNull()) {
         continue;  // `key:` with no value: None, vLLM's default
       }
