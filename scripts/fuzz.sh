@@ -46,7 +46,7 @@ for src in "$root"/fuzz/*_fuzz.cc; do
   log="$scratch/$name.log"
   echo "fuzz.sh: $name for ${seconds}s" >&2
   status=0
-  "$exe" "$scratch/$name" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -timeout=30 \
+  "$exe" "$scratch/$name" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -timeout=30 -seed="${HEADROOM_FUZZ_SEED:-0}" \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$name-" >"$log" 2>&1 || status=$?
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
