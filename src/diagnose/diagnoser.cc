@@ -439,22 +439,26 @@ struct Diagnoser::Impl {
     // One finding per line: the strongest signature on it.
     int best_id = -1;
     int best_priority = -1;
-    std::vector<PatternRef> sig;
+    bool any_fact = false;
     for (int id : ids) {
-      std::vector<PatternRef> here;
       int priority = -1;
       for (const auto& ref : refs[static_cast<std::size_t>(id)]) {
+        if (ref.role == Role::fact) any_fact = true;
         if (ref.role != Role::signature) continue;
-        here.push_back(ref);
         priority = std::max(priority, kb.records()[static_cast<std::size_t>(ref.record)].patterns[static_cast<std::size_t>(ref.pattern)].priority);
       }
-      if (!here.empty() && priority > best_priority) {
+      if (priority > best_priority) {
         best_priority = priority;
         best_id = id;
-        sig = std::move(here);
       }
     }
-    if (best_id >= 0) add_signature(line_number, line, best_id, sig);
+    if (best_id >= 0) {
+      std::vector<PatternRef> sig;
+      for (const auto& ref : refs[static_cast<std::size_t>(best_id)])
+        if (ref.role == Role::signature) sig.push_back(ref);
+      add_signature(line_number, line, best_id, sig);
+    }
+    if (!any_fact) return;
     for (int id : ids) {
       std::vector<PatternRef> facts;
       for (const auto& ref : refs[static_cast<std::size_t>(id)])
