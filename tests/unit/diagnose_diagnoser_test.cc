@@ -4,29 +4,15 @@
 #include <sstream>
 
 #include "headroom/diagnose.h"
+#include "unit/diagnose_test_support.h"
 
 using namespace headroom;
 
 namespace {
 
-const KnowledgeBase& kb() {
-  static KnowledgeBase k = *KnowledgeBase::builtin();
-  return k;
-}
-
-Diagnosis run_text(const std::string& text) {
-  auto source = memory_source(text, "test.log");
-  auto d = diagnose(*source, kb());
-  EXPECT_TRUE(d) << d.error().to_string();
-  return *d;
-}
-
-Diagnosis run_file(const std::string& name) {
-  std::ifstream in(std::string(HEADROOM_TEST_DATA_DIR) + "/logs/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return run_text(ss.str());
-}
+using test_support::kb;
+using test_support::run_file;
+using test_support::run_text;
 
 const FixSuggestion* fix_setting(const Diagnosis& d, const std::string& flag) {
   for (const auto& f : d.fixes)

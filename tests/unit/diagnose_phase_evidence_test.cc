@@ -7,22 +7,14 @@
 
 #include "diagnose/phase_table.h"
 #include "headroom/diagnose.h"
+#include "unit/diagnose_test_support.h"
 
 using namespace headroom;
 
 namespace {
 
-const KnowledgeBase& kb() {
-  static KnowledgeBase k = *KnowledgeBase::builtin();
-  return k;
-}
-
-Diagnosis run_text(const std::string& text) {
-  auto source = memory_source(text, "test.log");
-  auto d = diagnose(*source, kb());
-  EXPECT_TRUE(d) << d.error().to_string();
-  return *d;
-}
+using test_support::kb;
+using test_support::run_text;
 
 std::string frame(const std::string& file, const std::string& function) {
   return "  File \"/usr/local/lib/python3.12/dist-packages/vllm/" + file + "\", line 100, in " + function + "\n";

@@ -3,16 +3,14 @@
 
 #include "headroom/history.h"
 #include "headroom/knowledge_base.h"
+#include "unit/diagnose_test_support.h"
 
 namespace headroom {
 namespace {
 
 const std::string k_logs = std::string(HEADROOM_TEST_DATA_DIR) + "/logs/";
 
-const KnowledgeBase& kb() {
-  static KnowledgeBase k = *KnowledgeBase::builtin();
-  return k;
-}
+using test_support::kb;
 
 TEST(HistoryRecordFromLog, StartedRunKeepsItsMeasuredTerms) {
   auto r = record_from_log(k_logs + "v1_startup_ok.log", kb());
