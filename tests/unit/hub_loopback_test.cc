@@ -168,6 +168,7 @@ TEST_F(HubLoopback, ASlowShardHitsTheTotalTimeout) {
   auto s = settings();
   // The shard never answers while the hub runs; 5 s leaves the other requests room on any machine.
   s.total_timeout_s = 5;
+  s.connect_timeout_s = 5;
   s.max_retries = 0;
   auto m = load("headroom-test/slow", s);
   ASSERT_FALSE(m);
