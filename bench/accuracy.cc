@@ -326,6 +326,13 @@ int main(int argc, char** argv) {
       const auto sizes = engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs, p->settings.max_num_batched_tokens);
       f["num_graph_sizes"] = static_cast<int>(sizes.size());
       f["num_graphs"] = engine::num_cuda_graphs(*version, sizes, p->settings.max_num_seqs);
+      // What headroom predicted for the stage vLLM logs, to read the residuals term by term.
+      f["predicted_weights_gib"] = to_gib(m.weights);
+      f["predicted_activation_gib"] = to_gib(m.activation_peak);
+      f["predicted_non_torch_gib"] = to_gib(m.non_torch);
+      f["predicted_cuda_graph_gib"] = to_gib(m.cuda_graph);
+      f["predicted_kv_cache_gib"] = to_gib(m.kv_cache);
+      f["gpu_name"] = gpus.gpu.name;
       for (const char* k : {"observed_activation_peak_gib", "observed_non_torch_gib", "observed_cuda_graph_gib",
                             "observed_weights_gib", "observed_kv_cache_gib"})
         f[k] = r.contains(k) ? r[k] : json(nullptr);
