@@ -56,6 +56,10 @@ def fit(rows, verbose):
             a = (r["budget_bytes"] - r["weights_bytes"]) / GIB - 0.13 * (1 if r["tp"] == 1 else 4) - kv
         if r["moe"]:
             continue
+        if r.get("encoder_bytes", 0) > 0:
+            continue  # multimodal: the vision encoder's own profile peak is not modelled (docs/accuracy.md)
+        if 100.0 * r["requests"] * r["vocab_padded"] < r["forward_bytes"]:
+            continue  # even 100 B per logit stays below the forward pass: the sampler cannot be the peak
         a_bytes = a * GIB - r.get("encoder_bytes", 0)
         if a_bytes < 1.3 * r["forward_bytes"]:
             continue  # forward-dominated: says nothing about the sampler
