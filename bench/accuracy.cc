@@ -373,6 +373,24 @@ int main(int argc, char** argv) {
                   percentile(v, 0.5), percentile(v, 0.9), percentile(abs_groups[g], 0.5));
     std::printf("\n");
   }
+  // Component errors per GPU family: median % (rows) of each term the logs print.
+  {
+    const char* comps[] = {"weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib"};
+    std::map<std::string, std::map<std::string, std::vector<double>>> fam;
+    for (const char* q : comps)
+      for (auto& s : by_quantity[q]) fam[s.family][q].push_back(s.pct());
+    std::printf("component median %% (rows) by family: weights, activation, non-torch, cuda graphs\n");
+    for (auto& [g, m] : fam) {
+      std::printf("  %-30s", g.c_str());
+      for (const char* q : comps) {
+        auto it = m.find(q);
+        if (it == m.end()) std::printf("  %14s", "-");
+        else std::printf("  %7.2f%% (%3zu)", percentile(it->second, 0.5), it->second.size());
+      }
+      std::printf("\n");
+    }
+    std::printf("\n");
+  }
   for (const char* q : order) {
     auto v = by_quantity[q];
     if (v.empty()) continue;
