@@ -167,6 +167,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<Sample>> by_quantity;
   std::vector<std::string> skipped;
   int outcome_rows = 0, outcome_right = 0, false_starts = 0;
+  int range_rows = 0, range_hits = 0;
+  std::vector<std::string> range_misses;
   std::ofstream features;
   if (!features_path.empty()) features.open(features_path);
 
@@ -281,6 +283,13 @@ int main(int argc, char** argv) {
       double conc = p->max_concurrency;
       if (len && static_cast<std::int64_t>(*len) != p->settings.max_model_len) conc = -1;  // different length
       if (conc >= 0) add("concurrency", conc, "observed_max_concurrency");
+    }
+    // Rows outside the calibrated region: does the printed KV range hold what vLLM logged?
+    if (auto okv = num(r, "observed_kv_cache_gib"); okv && p->uncertainty) {
+      ++range_rows;
+      const double lo = to_gib(p->uncertainty->kv_cache_low), hi = to_gib(p->uncertainty->kv_cache_high);
+      if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++range_hits;
+      else range_misses.push_back(id + " (" + util::fixed(*okv, 2) + " GiB outside " + util::fixed(lo, 2) + "-" + util::fixed(hi, 2) + ")");
     }
     std::string outcome = str(r, "observed_outcome");
     if (!outcome.empty()) {
@@ -401,6 +410,9 @@ int main(int argc, char** argv) {
                   v[i].row.c_str());
   }
   for (auto& s : by_quantity["outcome_miss"]) std::printf("outcome miss: %s\n", s.row.c_str());
+  std::printf("\nKV range printed (outside the calibrated region) on %d rows that log the KV size: holds it on %d\n",
+              range_rows, range_hits);
+  for (auto& m : range_misses) std::printf("  outside: %s\n", m.c_str());
   std::printf("\nskipped %zu rows without the inputs:\n", skipped.size());
   for (auto& s : skipped) std::printf("  %s\n", s.c_str());
   return 0;

@@ -490,7 +490,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   else if (!s.enforce_eager) p.notes.push_back("CUDA graph memory (" + gib(w.graph) + ") is not charged to the budget in this version: it must fit in the memory outside it");
   if (gpus.free_bytes && other_processes > 0)
     for (const auto& h : gpus.memory_holders) p.notes.push_back(h);
-  p.uncertainty = engine::kv_uncertainty(gpus.gpu, requested_version, tp, m, p.kv_cache_tokens, s.estimate_cuda_graphs);
+  p.uncertainty = engine::kv_uncertainty(gpus.gpu, requested_version, tp, m, p.kv_cache_tokens, s.estimate_cuda_graphs,
+                                         model.vision.has_value() && model.vision->image_size == 0);
   p.starts = !p.failure.has_value();
   return p;
 }
