@@ -51,8 +51,8 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     // The encoder can only add memory. The KV shortfall on the calibration runs of such models:
     // 2.8 GiB (Qwen3-VL-30B-A3B, H100, v0.11, TP 1), 3.0 GiB (dots.ocr, L4, v0.10), 3.0 GiB
     // (Qwen3-VL-30B-A3B at TP 2); the allowance is the largest of them.
-    u.reasons.push_back("the vision encoder takes images of any size: its profile pass on the largest dummy image is not "
-                        "modelled (up to 3 GiB less KV cache on the runs measured)");
+    u.reasons.push_back("the vision encoder takes images of any size: the activation estimate leaves out its profile pass "
+                        "on the largest dummy image (up to 3 GiB less KV cache on the runs measured)");
     below += static_cast<double>(from_gib(3.0));
   }
   if (u.reasons.empty()) return std::nullopt;
