@@ -26,30 +26,15 @@
 #include "util/json_file.h"
 #include "util/strings.h"
 
+#include "accuracy_report.h"
+
 using namespace headroom;
 using nlohmann::json;
+using accuracy_report::percentile;
+using accuracy_report::print_groups;
+using accuracy_report::Sample;
 
 namespace {
-
-struct Sample {
-  std::string row;
-  std::string era;
-  std::string arch_class;
-  std::string family;
-  double predicted;
-  double observed;
-  double pct() const { return observed == 0 ? 0 : std::abs(predicted - observed) / std::abs(observed) * 100.0; }
-  double abs_diff() const { return std::abs(predicted - observed); }
-};
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = q * static_cast<double>(v.size() - 1);
-  auto lo = static_cast<std::size_t>(std::floor(pos));
-  auto hi = static_cast<std::size_t>(std::ceil(pos));
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 std::optional<double> num(const json& r, const char* key) {
   if (!r.contains(key) || !r[key].is_number()) return std::nullopt;
@@ -167,6 +152,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<Sample>> by_quantity;
   std::vector<std::string> skipped;
   int outcome_rows = 0, outcome_right = 0, false_starts = 0;
+  int range_rows = 0, range_hits = 0;
+  std::vector<std::string> range_misses;
   std::ofstream features;
   if (!features_path.empty()) features.open(features_path);
 
@@ -282,6 +269,13 @@ int main(int argc, char** argv) {
       if (len && static_cast<std::int64_t>(*len) != p->settings.max_model_len) conc = -1;  // different length
       if (conc >= 0) add("concurrency", conc, "observed_max_concurrency");
     }
+    // Rows outside the calibrated region: does the printed KV range hold what vLLM logged?
+    if (auto okv = num(r, "observed_kv_cache_gib"); okv && p->uncertainty) {
+      ++range_rows;
+      const double lo = to_gib(p->uncertainty->kv_cache_low), hi = to_gib(p->uncertainty->kv_cache_high);
+      if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++range_hits;
+      else range_misses.push_back(id + " (" + util::fixed(*okv, 2) + " GiB outside " + util::fixed(lo, 2) + "-" + util::fixed(hi, 2) + ")");
+    }
     std::string outcome = str(r, "observed_outcome");
     if (!outcome.empty()) {
       ++outcome_rows;
@@ -326,6 +320,13 @@ int main(int argc, char** argv) {
       const auto sizes = engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs, p->settings.max_num_batched_tokens);
       f["num_graph_sizes"] = static_cast<int>(sizes.size());
       f["num_graphs"] = engine::num_cuda_graphs(*version, sizes, p->settings.max_num_seqs);
+      // What headroom predicted for the stage vLLM logs, to read the residuals term by term.
+      f["predicted_weights_gib"] = to_gib(m.weights);
+      f["predicted_activation_gib"] = to_gib(m.activation_peak);
+      f["predicted_non_torch_gib"] = to_gib(m.non_torch);
+      f["predicted_cuda_graph_gib"] = to_gib(m.cuda_graph);
+      f["predicted_kv_cache_gib"] = to_gib(m.kv_cache);
+      f["gpu_name"] = gpus.gpu.name;
       for (const char* k : {"observed_activation_peak_gib", "observed_non_torch_gib", "observed_cuda_graph_gib",
                             "observed_weights_gib", "observed_kv_cache_gib"})
         f[k] = r.contains(k) ? r[k] : json(nullptr);
@@ -350,22 +351,7 @@ int main(int argc, char** argv) {
   std::printf("%-16s %5d  right: %d  wrong: %d  predicted to start but failed: %d\n\n", "outcome", outcome_rows,
               outcome_right, outcome_rows - outcome_right, false_starts);
 
-  // Per era and per architecture class for the KV cache.
-  for (const char* key : {"family", "era", "class"}) {
-    std::map<std::string, std::vector<double>> groups, abs_groups;
-    for (const char* q : {"kv_cache_gib"}) {
-      for (auto& s : by_quantity[q]) {
-        std::string g = std::string(key) == "era" ? s.era : std::string(key) == "class" ? s.arch_class : s.family;
-        groups[g].push_back(s.pct());
-        abs_groups[g].push_back(s.abs_diff());
-      }
-    }
-    std::printf("kv_cache_gib by %s:\n", key);
-    for (auto& [g, v] : groups)
-      std::printf("  %-18s n=%-3zu median %6.2f%%  p90 %6.2f%%  median abs %6.3f GiB\n", g.c_str(), v.size(),
-                  percentile(v, 0.5), percentile(v, 0.9), percentile(abs_groups[g], 0.5));
-    std::printf("\n");
-  }
+  print_groups(by_quantity);
   for (const char* q : order) {
     auto v = by_quantity[q];
     if (v.empty()) continue;
@@ -376,6 +362,9 @@ int main(int argc, char** argv) {
                   v[i].row.c_str());
   }
   for (auto& s : by_quantity["outcome_miss"]) std::printf("outcome miss: %s\n", s.row.c_str());
+  std::printf("\nKV range printed (outside the calibrated region) on %d rows that log the KV size: holds it on %d\n",
+              range_rows, range_hits);
+  for (auto& m : range_misses) std::printf("  outside: %s\n", m.c_str());
   std::printf("\nskipped %zu rows without the inputs:\n", skipped.size());
   for (auto& s : skipped) std::printf("  %s\n", s.c_str());
   return 0;

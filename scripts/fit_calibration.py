@@ -7,6 +7,7 @@
 The engine computes everything derivable (weights, pages, blocks); this script fits only the terms
 vLLM measures at startup, each as a model of how it depends on the inputs:
   activation A = max(forward, c_sampler(era) * R * V) + k_moe * moe_workspace + encoder cache
+               (V1 before v0.17: max(forward + k_moe * moe_workspace, sampler) + encoder cache)
   non-torch  N = single-GPU median per era; + all-reduce buffers at TP > 1 on NVSwitch boards
                (median of TP rows minus the single-GPU value, per era); PP rows: their median
   graphs     G = (g0 * hidden/1024 + g1 * layers) * graphs/102 + g2 * [MoE]   (least squares;
@@ -56,6 +57,10 @@ def fit(rows, verbose):
             a = (r["budget_bytes"] - r["weights_bytes"]) / GIB - 0.13 * (1 if r["tp"] == 1 else 4) - kv
         if r["moe"]:
             continue
+        if r.get("encoder_bytes", 0) > 0:
+            continue  # multimodal: the vision encoder's own profile peak is not modelled (docs/accuracy.md)
+        if 100.0 * r["requests"] * r["vocab_padded"] < r["forward_bytes"]:
+            continue  # even 100 B per logit stays below the forward pass: the sampler cannot be the peak
         a_bytes = a * GIB - r.get("encoder_bytes", 0)
         if a_bytes < 1.3 * r["forward_bytes"]:
             continue  # forward-dominated: says nothing about the sampler
@@ -144,7 +149,12 @@ def predict_terms(params, r):
         near = sorted((abs(order.index(e) - i), e) for e in fitted)
         c = fitted[near[0][1]][0] if near else DEFAULT_SAMPLER[era]
     sampler = c * r["requests"] * r["vocab_padded"] if r.get("last_stage_has_sampler") else 0
-    a = (max(r["forward_bytes"], sampler) + params["k_moe"] * r["moe_bytes_unit"] + r.get("encoder_bytes", 0)) / GIB
+    moe = params["k_moe"] * r["moe_bytes_unit"]
+    if era_key(r["version"]) in ("v1_0.8_0.10", "v1_0.11_0.16"):
+        # Before v0.17 the fused-MoE workspace lives only through the forward pass.
+        a = (max(r["forward_bytes"] + moe, sampler) + r.get("encoder_bytes", 0)) / GIB
+    else:
+        a = (max(r["forward_bytes"], sampler) + moe + r.get("encoder_bytes", 0)) / GIB
     nt = params["nt"]
     key = nt_key(r["version"])
     n = nt[(key, "single")][0]

@@ -9,17 +9,17 @@ namespace headroom::engine {
 
 // Sampler warm-up bytes per [request x padded vocab] logit (activation peak A), by sampler era:
 //   V0 and v0.11-v0.16 (top-k/top-p through a full sort of fp32 logits): 38.9 (median of 10 rows);
-//   v0.8-v0.10 (FlashInfer top-k/top-p sampling kernels, no sort): 12.5 (median of 3 rows,
+//   v0.8-v0.10 (FlashInfer top-k/top-p sampling kernels, no sort): 12.1 (median of 2 rows,
 //     activation derived from the KV size because those logs do not print it);
-//   v0.17 onward (sampler rewritten without the sort path): 15.4 (median of 28 rows).
+//   v0.17 onward (sampler rewritten without the sort path): 15.4 (median of 26 rows).
 inline double sampler_bytes_per_logit(const VllmVersion& v) {
   if (v >= VllmVersion{0, 17}) return 15.4;
-  if (v >= VllmVersion{0, 8} && v < VllmVersion{0, 11}) return 12.5;
+  if (v >= VllmVersion{0, 8} && v < VllmVersion{0, 11}) return 12.1;
   return 38.9;
 }
 
 // Fraction of the fused-MoE intermediate caches that stays in the activation peak (median of
-// 3 MoE rows of v0.17+).
+// 5 MoE rows of v0.17+).
 inline constexpr double k_moe_workspace_factor = 0.84;
 
 struct NonTorchEra {
@@ -28,7 +28,7 @@ struct NonTorchEra {
 };
 
 // Non-torch memory increase (N), single GPU, medians by era: before v0.18 0.13 (n=13), v0.18
-// onward 0.25 (n=31). All-reduce buffers at TP > 1 on NVSwitch boards, above the single-GPU
+// onward 0.25 (n=32). All-reduce buffers at TP > 1 on NVSwitch boards, above the single-GPU
 // value (median of the TP rows minus it): 0.42 before v0.18 (n=2), 1.88 from v0.18 (n=2);
 // an era without TP rows takes the other era's value.
 inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
@@ -55,9 +55,9 @@ inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 // CUDA graph memory ("Graph capturing finished ... took X GiB") =
 //   (per-1024-hidden x hidden/1024 + per-layer x layers) x graphs/102 + MoE, where graphs counts
 //   PIECEWISE sizes plus, from v0.11, FULL decode sizes <= max_num_seqs (102 at big-GPU defaults),
-// least squares on 36 v0.17+ rows (no intercept: a tiny model captures tiny graphs).
-inline constexpr double k_graph_per_1024_hidden_gib = 0.1170;
-inline constexpr double k_graph_per_layer_gib = 0.0123;
-inline constexpr double k_graph_moe_extra_gib = 0.515;
+// least squares on 39 v0.17+ rows (no intercept: a tiny model captures tiny graphs).
+inline constexpr double k_graph_per_1024_hidden_gib = 0.1027;
+inline constexpr double k_graph_per_layer_gib = 0.0144;
+inline constexpr double k_graph_moe_extra_gib = 0.381;
 
 }  // namespace headroom::engine

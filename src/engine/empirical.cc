@@ -52,8 +52,14 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
     out.encoder = static_cast<Bytes>(tokens * model.hidden_size * in.dtype_bytes);
   }
   // The forward pass and the sampler run one after the other: the peak is the larger of the two,
-  // plus what stays allocated across them (the fused-MoE workspace, the encoder cache).
-  out.total = std::max(out.forward, out.sampler) + out.moe + out.encoder;
+  // plus what stays allocated across them (the encoder cache; from v0.17 the fused-MoE workspace).
+  // Before v0.17 the MoE workspace lived only through the forward pass: the logged peaks of
+  // gpt-oss-20b and gpt-oss-120b on v0.13 (7.38 GiB each) and the KV of Qwen3-30B-A3B on v0.12
+  // (RTX PRO 6000) match the sampler alone; the five MoE rows of v0.17+ carry it on top.
+  if (version.is_v1_engine() && version < VllmVersion{0, 17})
+    out.total = std::max(out.forward + out.moe, out.sampler) + out.encoder;
+  else
+    out.total = std::max(out.forward, out.sampler) + out.moe + out.encoder;
   return out;
 }
 

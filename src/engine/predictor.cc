@@ -245,6 +245,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     KvCacheConfig kv;
     std::int64_t num_blocks;
     int block_size;
+    std::vector<LayerKvSpec> check_specs;  // V1 v0.8-v0.9 with sliding layers: the specs the check sums
   };
   std::vector<StageResult> results;
   for (int st = 0; st < pp; ++st) {
@@ -298,6 +299,11 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     for (auto& n : layers.notes)
       if (st == 0) p.notes.push_back(n);
     r.block_size = layers.attention_block_size;
+    if (v1 && !hybrid_manager && version < VllmVersion{0, 10} && has_kind(model, LayerKind::sliding_attention)) {
+      engine::KvLayerInputs own = kin;
+      own.hybrid_manager = true;  // each layer's own spec, before unification
+      r.check_specs = engine::build_kv_layers(model, own).specs;
+    }
     r.kv = layers.layer_tuples ? group_layer_tuples(layers.specs) : group_kv_cache_specs(layers.specs);
     r.kv.per_group_rounding = era.per_group_capacity;
     r.num_blocks = num_blocks_for(r.kv, r.available);
@@ -427,7 +433,9 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
         s.max_model_len = fit;
       }
     }
-    const Bytes need = kv_bytes_needed(w.kv, s.max_model_len, in_flight);
+    const Bytes need = w.check_specs.empty()
+                           ? kv_bytes_needed(w.kv, s.max_model_len, in_flight)
+                           : engine::pre_hybrid_kv_need(w.check_specs, s.max_model_len, version, in_flight);
     if (kv_available <= 0) {
       fail(Failure{"no_kv_cache_memory", "kv-cache-alloc", engine::no_kv_cache_memory_message(version), {}});
     } else if (v1 && need > kv_available) {
@@ -482,7 +490,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   else if (!s.enforce_eager) p.notes.push_back("CUDA graph memory (" + gib(w.graph) + ") is not charged to the budget in this version: it must fit in the memory outside it");
   if (gpus.free_bytes && other_processes > 0)
     for (const auto& h : gpus.memory_holders) p.notes.push_back(h);
-  p.uncertainty = engine::kv_uncertainty(gpus.gpu, requested_version, tp, m, p.kv_cache_tokens, s.estimate_cuda_graphs);
+  p.uncertainty = engine::kv_uncertainty(gpus.gpu, requested_version, tp, m, p.kv_cache_tokens, s.estimate_cuda_graphs,
+                                         model.vision.has_value() && model.vision->image_size == 0);
   p.starts = !p.failure.has_value();
   return p;
 }

@@ -232,4 +232,16 @@ std::optional<Failure> kv_allocation_failure(const StartupCheckInputs& in) {
   return std::nullopt;
 }
 
+Bytes pre_hybrid_kv_need(const std::vector<LayerKvSpec>& specs, std::int64_t max_model_len, const VllmVersion& version,
+                         std::int64_t in_flight_tokens) {
+  Bytes need = 0;
+  for (const auto& s : specs) {
+    if (s.type == KvSpecType::sliding_window && version < VllmVersion{0, 9})
+      need += ceil_div(std::min<std::int64_t>(max_model_len, s.sliding_window), s.block_size) * s.page_bytes();
+    else
+      need += s.max_memory_usage_bytes(max_model_len, in_flight_tokens, 0);
+  }
+  return need;
+}
+
 }  // namespace headroom::engine

@@ -8,7 +8,10 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "headroom/gpu.h"
+#include "headroom/kv_cache_spec.h"
 #include "headroom/model.h"
 #include "headroom/vllm_config.h"
 #include "headroom/vllm_engine.h"
@@ -45,6 +48,15 @@ std::optional<Failure> model_construction_failure(const StartupCheckInputs& in);
 // get_kv_cache_shape): FlashAttention and Triton attention need a block size that is a multiple of 16.
 // Runs after the KV cache checks, before graph capture.
 std::optional<Failure> kv_allocation_failure(const StartupCheckInputs& in);
+
+// V1 before the hybrid KV cache manager (v0.8-v0.9): the "max seq len" check sums every layer's
+// own spec (v1/core/kv_cache_utils.py check_enough_kv_cache_memory) before sliding-window layers are
+// unified into full attention for allocation, so a sliding layer needs only its window:
+// v0.8 SlidingWindowSpec.bytes_for_tokens = cdiv(min(len, window), block) × page; v0.9
+// max_memory_usage_bytes (window − 1 + in-flight tokens, plus one block). `specs` are the layers
+// with their sliding-window specs (build_kv_layers with the hybrid manager on).
+Bytes pre_hybrid_kv_need(const std::vector<LayerKvSpec>& specs, std::int64_t max_model_len, const VllmVersion& version,
+                         std::int64_t in_flight_tokens);
 
 // The minimum compute capability (major × 10 + minor) vLLM requires for a quantization method at a
 // version (quantization/*.py get_min_capability), or 0 when it sets none.

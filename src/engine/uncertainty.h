@@ -17,7 +17,10 @@ inline const VllmVersion k_newest_calibrated{0, 26, 1};
 // The KV range for a prediction outside the calibrated region, nullopt inside it. Each reason adds
 // the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
 // they are charged to the budget) to the available KV memory; tokens scale with it.
+// `dynamic_resolution_vision`: a multimodal model whose vision tower takes images of any size
+// (no fixed image_size); its encoder's profile pass on the largest dummy image is not modelled.
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,
-                                            const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget);
+                                            const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget,
+                                            bool dynamic_resolution_vision = false);
 
 }  // namespace headroom::engine

@@ -60,6 +60,21 @@ TEST(SynthesizeWeights, DeepSeekFp8BlocksAndMla) {
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 671.0, 1.0);
 }
 
+TEST(SynthesizeWeights, IgnoredModuleNamesWholeComponents) {
+  // MiniMax-M2.5's fp8 config keeps "gate" (the router), "e_score_correction_bias" and "lm_head"
+  // unquantized (modules_to_not_convert). vLLM compares module names (quantization/utils/
+  // quant_utils.py is_layer_skipped, v0.16), so the experts' gate_proj is fp8 like up/down_proj:
+  // a v0.16 run at TP 4 logged "Model loading took 54.97 GiB" (about 230 B parameters / 4 in fp8).
+  ModelSpec m = catalog("MiniMaxAI/MiniMax-M2.5");
+  WeightsInventory inv = synthesize_weights(m);
+  const TensorInfo* gate_proj = find(inv, "model.layers.0.mlp.experts.gate_proj.weight");
+  ASSERT_TRUE(gate_proj);
+  EXPECT_EQ(gate_proj->dtype, "F8_E4M3");
+  const TensorInfo* router = find(inv, "model.layers.0.mlp.gate.weight");
+  ASSERT_TRUE(router);
+  EXPECT_NE(router->dtype, "F8_E4M3");
+}
+
 TEST(SynthesizeWeights, GptOssMxfp4Experts) {
   ModelSpec m = catalog("openai/gpt-oss-20b");
   WeightsInventory inv = synthesize_weights(m);

@@ -168,5 +168,35 @@ TEST(StartupChecks, TheV0EngineHasNoSamplerWarmUp) {
   EXPECT_NE(p.failure ? p.failure->phase : "", "sampler-warmup");
 }
 
+// Early V1 (v0.8): check_enough_kv_cache_memory sums each layer's bytes_for_tokens(max_model_len),
+// and SlidingWindowSpec.bytes_for_tokens caps the tokens at the window (v1/kv_cache_interface.py,
+// v1/core/kv_cache_utils.py of v0.8): one full layer and one 1024-token sliding layer at 131072.
+TEST(StartupChecks, EarlyV1SlidingLayersNeedOnlyTheirWindow) {
+  LayerKvSpec full;
+  full.type = KvSpecType::full_attention;
+  full.block_size = 16;
+  full.num_kv_heads = 4;
+  full.head_size = 256;
+  full.element_bytes = 2;
+  LayerKvSpec sliding = full;
+  sliding.type = KvSpecType::sliding_window;
+  sliding.sliding_window = 1024;
+  const Bytes page = 2LL * 16 * 4 * 256 * 2;
+  EXPECT_EQ(engine::pre_hybrid_kv_need({full, sliding}, 131072, VllmVersion{0, 8, 4}, 2048),
+            (131072 / 16) * page + (1024 / 16) * page);
+}
+
+// A v0.8.4 run of Gemma-3-12B (QAT AWQ) at TP 2 on two RTX 4090s with max_model_len 131072 started
+// with "Maximum concurrency for 131,072 tokens per request: 0.53x": the check counted the 40
+// sliding-window layers at their 1024-token window although the cache is allocated as full layers.
+TEST(StartupChecks, Gemma3OnV084StartsBelowOneFullLengthRequest) {
+  VllmFlags f = tp_len(2, 131072);
+  f.max_num_batched_tokens = 2048;
+  f.quantization = "awq_marlin";
+  Prediction p = run(model("gaunernst/gemma-3-12b-it-qat-autoawq"), gpus("RTX 4090", 2), f, VllmVersion{0, 8, 4});
+  EXPECT_TRUE(p.starts) << (p.failure ? p.failure->message : "");
+  EXPECT_LT(p.max_concurrency, 1.0);
+}
+
 }  // namespace
 }  // namespace headroom

@@ -1,0 +1,44 @@
+// The KV range printed outside the calibrated region (src/engine/uncertainty.cc). Expected widths
+// follow from the rules in docs/accuracy.md ("Uncertainty range") applied to the given terms.
+#include <gtest/gtest.h>
+
+#include "engine/uncertainty.h"
+#include "headroom/gpu.h"
+
+namespace headroom {
+namespace {
+
+GpuSpec h100() {
+  auto g = GpuCatalog::builtin().find("H100");
+  EXPECT_TRUE(g.has_value());
+  return g ? *g : GpuSpec{};
+}
+
+MemoryBreakdown terms(double kv_gib) {
+  MemoryBreakdown m;
+  m.activation_peak = from_gib(2.0);
+  m.non_torch = from_gib(0.25);
+  m.cuda_graph = from_gib(1.0);
+  m.kv_cache = from_gib(kv_gib);
+  return m;
+}
+
+TEST(KvUncertainty, CalibratedRunHasNoRange) {
+  EXPECT_FALSE(engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 1, terms(40), 100000, false).has_value());
+}
+
+// A dynamic-resolution vision tower lowers only the low end, by 3.25 GiB (the largest KV shortfall
+// on the calibration runs of Qwen3-VL-30B-A3B and dots.ocr); tokens scale with the memory.
+TEST(KvUncertainty, DynamicResolutionVisionWidensOnlyTheLowSide) {
+  auto u = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 1, terms(40), 100000, false, true);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->kv_cache_high, from_gib(40));
+  EXPECT_EQ(u->kv_cache_low, from_gib(36.75));
+  EXPECT_EQ(u->kv_tokens_high, 100000);
+  EXPECT_EQ(u->kv_tokens_low, 91875);
+  ASSERT_EQ(u->reasons.size(), 1u);
+  EXPECT_NE(u->reasons[0].find("vision encoder"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace headroom
