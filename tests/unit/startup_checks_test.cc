@@ -8,32 +8,16 @@
 #include "headroom/gpu.h"
 #include "headroom/model.h"
 #include "headroom/vllm_engine.h"
+#include "unit/engine_test_support.h"
 
 namespace headroom {
 namespace {
 
-const VllmVersion k_v019{0, 19, 0};
+using test_support::gpus;
+using test_support::k_v019;
+using test_support::model;
+using test_support::run;
 
-ModelSpec model(const std::string& id) {
-  auto m = catalog_model(id);
-  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().to_string());
-  return m ? *m : ModelSpec{};
-}
-
-GpuSetup gpus(const std::string& name, int count = 1) {
-  auto g = GpuCatalog::builtin().find(name);
-  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().to_string());
-  GpuSetup s;
-  if (g) s.gpu = *g;
-  s.count = count;
-  return s;
-}
-
-Prediction run(const ModelSpec& m, const GpuSetup& g, const VllmFlags& f, VllmVersion v = k_v019) {
-  auto p = predict(m, g, f, v);
-  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().to_string());
-  return p ? *p : Prediction{};
-}
 
 VllmFlags tp_len(int tp, std::int64_t len) {
   VllmFlags f;
