@@ -59,9 +59,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", kb.error().to_string().c_str());
     return 1;
   }
-  auto scanner = LogScanner::create(Diagnoser(*kb).patterns());
-  if (!scanner) {
-    std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", scanner.error().to_string().c_str());
+  auto diagnoser = LogDiagnoser::create(*kb);
+  if (!diagnoser) {
+    std::fprintf(stderr, "bench_diagnose_accuracy: %s\n", diagnoser.error().to_string().c_str());
     return 1;
   }
   std::set<std::string> look_alikes;
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     std::string excerpt = rec.value("log_excerpt", "");
     std::string version = rec.contains("vllm_version") && rec["vllm_version"].is_string() ? rec["vllm_version"].get<std::string>() : "";
     auto source = memory_source(excerpt + "\n", id);
-    auto d = diagnose(*source, *kb, **scanner);
+    auto d = (*diagnoser)->diagnose(*source);
     std::string predicted = "(error)";
     bool oom = false;
     if (d) {

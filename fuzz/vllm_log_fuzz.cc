@@ -1,5 +1,6 @@
 // libFuzzer target: vLLM log bytes → the full diagnose pipeline (normaliser, scanner, parser,
-// diagnoser, fixes). The knowledge base and the Hyperscan database are built once per process.
+// diagnoser, fixes). The knowledge base, the diagnoser's patterns and the Hyperscan database are
+// built once per process.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,12 +12,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const headroom::KnowledgeBase kb = *headroom::KnowledgeBase::builtin();
-  static const std::unique_ptr<headroom::LogScanner> scanner = [] {
-    auto created = headroom::LogScanner::create(headroom::Diagnoser(kb).patterns());
+  static const std::unique_ptr<headroom::LogDiagnoser> diagnoser = [] {
+    auto created = headroom::LogDiagnoser::create(kb);
     if (!created) std::abort();
     return std::move(*created);
   }();
   auto source = headroom::memory_source(std::string(reinterpret_cast<const char*>(data), size), "fuzz.log");
-  (void)headroom::diagnose(*source, kb, *scanner);
+  (void)diagnoser->diagnose(*source);
   return 0;
 }

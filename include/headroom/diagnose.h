@@ -124,10 +124,17 @@ class LogScanner {
   std::vector<std::string> m_warnings;
 };
 
+// The diagnoser's regexes and their roles, built from a knowledge base (opaque; immutable, so one
+// set may serve many Diagnosers on any thread).
+struct DiagnosePatterns;
+
 // Turns matched lines into findings and a LoggedRun.
 class Diagnoser {
  public:
   explicit Diagnoser(const KnowledgeBase& kb);
+  // With patterns built once by compile_patterns(kb) (the same kb): no per-log set-up.
+  Diagnoser(const KnowledgeBase& kb, std::shared_ptr<const DiagnosePatterns> patterns);
+  static std::shared_ptr<const DiagnosePatterns> compile_patterns(const KnowledgeBase& kb);
   ~Diagnoser();
 
   // The regexes the scanner must match (ids index this list).
@@ -176,10 +183,22 @@ struct DiagnoseOptions {
 // Errors: those of LogScanner::create and LogScanner::scan.
 Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options = {});
 
-// The same with a scanner built once from `Diagnoser(kb).patterns()`: compiling the pattern
-// database is the costly step, so callers that diagnose many logs (servers, fuzzers) keep one.
-Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, LogScanner& scanner,
-                           const DiagnoseOptions& options = {});
+// Everything diagnose() builds from a knowledge base before it reads a line (the patterns and
+// their Hyperscan database), built once: for servers, benchmarks and fuzzers that diagnose many
+// logs. `kb` must outlive it. One per thread (the scanner keeps scratch space).
+class LogDiagnoser {
+ public:
+  // Errors: those of LogScanner::create.
+  static Result<std::unique_ptr<LogDiagnoser>> create(const KnowledgeBase& kb);
+  // Errors: those of LogScanner::scan.
+  Result<Diagnosis> diagnose(ByteSource& source, const DiagnoseOptions& options = {});
+
+ private:
+  LogDiagnoser(const KnowledgeBase& kb, std::shared_ptr<const DiagnosePatterns> patterns, std::unique_ptr<LogScanner> scanner);
+  const KnowledgeBase& m_kb;
+  std::shared_ptr<const DiagnosePatterns> m_patterns;
+  std::unique_ptr<LogScanner> m_scanner;
+};
 
 // The diagnosis as JSON (schema_version 1): primary {class, phase, line, message, facts}, findings,
 // run, fixes [{changes, command, why, confidence}], dead_ends, notes, warnings.

@@ -3,8 +3,21 @@
 
 namespace headroom {
 
-Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, LogScanner& scanner, const DiagnoseOptions& options) {
-  Diagnoser diagnoser(kb);
+LogDiagnoser::LogDiagnoser(const KnowledgeBase& kb, std::shared_ptr<const DiagnosePatterns> patterns,
+                           std::unique_ptr<LogScanner> scanner)
+    : m_kb(kb), m_patterns(std::move(patterns)), m_scanner(std::move(scanner)) {}
+
+Result<std::unique_ptr<LogDiagnoser>> LogDiagnoser::create(const KnowledgeBase& kb) {
+  auto patterns = Diagnoser::compile_patterns(kb);
+  auto scanner = LogScanner::create(Diagnoser(kb, patterns).patterns());
+  if (!scanner) return tl::unexpected(scanner.error());
+  return std::unique_ptr<LogDiagnoser>(new LogDiagnoser(kb, std::move(patterns), std::move(*scanner)));
+}
+
+Result<Diagnosis> LogDiagnoser::diagnose(ByteSource& source, const DiagnoseOptions& options) {
+  const KnowledgeBase& kb = m_kb;
+  LogScanner& scanner = *m_scanner;
+  Diagnoser diagnoser(kb, m_patterns);
   auto totals = scanner.scan(
       source, [&](std::int64_t n, std::string_view line, const std::vector<int>& ids) { diagnoser.on_line(n, line, ids); },
       options.scan);
@@ -20,9 +33,9 @@ Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, LogScann
 }
 
 Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options) {
-  auto scanner = LogScanner::create(Diagnoser(kb).patterns());
-  if (!scanner) return tl::unexpected(scanner.error());
-  return diagnose(source, kb, **scanner, options);
+  auto diagnoser = LogDiagnoser::create(kb);
+  if (!diagnoser) return tl::unexpected(diagnoser.error());
+  return (*diagnoser)->diagnose(source, options);
 }
 
 }  // namespace headroom

@@ -99,33 +99,17 @@ struct EvidenceSet {
   }
 };
 
-struct Diagnoser::Impl {
-  const KnowledgeBase& kb;
-  const PhaseTable& table = PhaseTable::builtin();
+// What a Diagnoser builds from the knowledge base before it reads a line: the deduplicated regexes,
+// each one's roles, and their RE2 forms. Immutable once built (a regex compiles on first use, once,
+// under std::call_once), so one set serves every log of a process, from any thread.
+struct DiagnosePatterns {
   std::vector<std::string> regexes;
   std::vector<std::vector<PatternRef>> refs;
-  std::vector<std::unique_ptr<RE2>> compiled;  // lazily, for captures
-  VllmLogParser parser;
+  mutable std::vector<std::unique_ptr<RE2>> compiled;  // lazily, for captures
+  mutable std::unique_ptr<std::once_flag[]> once;
 
-  // Context.
-  EvidenceSet messages;  // vLLM's messages about the failure (knowledge-base phase evidence)
-  EvidenceSet frames;    // vLLM frames of tracebacks, through the phase table
-  std::int64_t logger_line = 0;
-  std::string logger_file;
-  std::int64_t added_request_line = 0;
-  std::int64_t traceback_line = 0;
-
-  struct Open {
-    std::size_t finding;
-    std::int64_t line;
-    std::vector<int> records;
-  };
-  std::optional<Open> open;
-  std::vector<Finding> findings;
-  std::vector<std::vector<int>> finding_records;  // per finding: the records sharing its signature
-  std::unordered_map<std::string, std::size_t> by_key;
-
-  explicit Impl(const KnowledgeBase& k) : kb(k) {
+  explicit DiagnosePatterns(const KnowledgeBase& kb) {
+    const PhaseTable& table = PhaseTable::builtin();
     std::unordered_map<std::string, int> index;
     auto add = [&](const std::string& regex, PatternRef ref) {
       auto [it, inserted] = index.emplace(regex, static_cast<int>(regexes.size()));
@@ -158,17 +142,50 @@ struct Diagnoser::Impl {
         for (const auto& e : rec.phase_evidence) add(e, {Role::evidence, static_cast<int>(r), -1, ev});
     }
     compiled.resize(regexes.size());
+    once = std::make_unique<std::once_flag[]>(regexes.size());
   }
 
-  const RE2& re(int id) {
-    auto& slot = compiled[static_cast<std::size_t>(id)];
-    if (!slot) {
+  const RE2& re(int id) const {
+    auto i = static_cast<std::size_t>(id);
+    std::call_once(once[i], [&] {
       RE2::Options options;
       options.set_log_errors(false);
-      slot = std::make_unique<RE2>(regexes[static_cast<std::size_t>(id)], options);
-    }
-    return *slot;
+      compiled[i] = std::make_unique<RE2>(regexes[i], options);
+    });
+    return *compiled[i];
   }
+};
+
+struct Diagnoser::Impl {
+  const KnowledgeBase& kb;
+  const PhaseTable& table = PhaseTable::builtin();
+  std::shared_ptr<const DiagnosePatterns> patterns;
+  const std::vector<std::string>& regexes;
+  const std::vector<std::vector<PatternRef>>& refs;
+  VllmLogParser parser;
+
+  // Context.
+  EvidenceSet messages;  // vLLM's messages about the failure (knowledge-base phase evidence)
+  EvidenceSet frames;    // vLLM frames of tracebacks, through the phase table
+  std::int64_t logger_line = 0;
+  std::string logger_file;
+  std::int64_t added_request_line = 0;
+  std::int64_t traceback_line = 0;
+
+  struct Open {
+    std::size_t finding;
+    std::int64_t line;
+    std::vector<int> records;
+  };
+  std::optional<Open> open;
+  std::vector<Finding> findings;
+  std::vector<std::vector<int>> finding_records;  // per finding: the records sharing its signature
+  std::unordered_map<std::string, std::size_t> by_key;
+
+  Impl(const KnowledgeBase& k, std::shared_ptr<const DiagnosePatterns> p)
+      : kb(k), patterns(std::move(p)), regexes(patterns->regexes), refs(patterns->refs) {}
+
+  const RE2& re(int id) const { return patterns->re(id); }
 
   // Named captures of pattern `id` on `line` (every match when `all`), units folded into GiB.
   void extract(int id, std::string_view line, Finding& f, bool only_missing) {
@@ -422,22 +439,26 @@ struct Diagnoser::Impl {
     // One finding per line: the strongest signature on it.
     int best_id = -1;
     int best_priority = -1;
-    std::vector<PatternRef> sig;
+    bool any_fact = false;
     for (int id : ids) {
-      std::vector<PatternRef> here;
       int priority = -1;
       for (const auto& ref : refs[static_cast<std::size_t>(id)]) {
+        if (ref.role == Role::fact) any_fact = true;
         if (ref.role != Role::signature) continue;
-        here.push_back(ref);
         priority = std::max(priority, kb.records()[static_cast<std::size_t>(ref.record)].patterns[static_cast<std::size_t>(ref.pattern)].priority);
       }
-      if (!here.empty() && priority > best_priority) {
+      if (priority > best_priority) {
         best_priority = priority;
         best_id = id;
-        sig = std::move(here);
       }
     }
-    if (best_id >= 0) add_signature(line_number, line, best_id, sig);
+    if (best_id >= 0) {
+      std::vector<PatternRef> sig;
+      for (const auto& ref : refs[static_cast<std::size_t>(best_id)])
+        if (ref.role == Role::signature) sig.push_back(ref);
+      add_signature(line_number, line, best_id, sig);
+    }
+    if (!any_fact) return;
     for (int id : ids) {
       std::vector<PatternRef> facts;
       for (const auto& ref : refs[static_cast<std::size_t>(id)])
@@ -447,7 +468,14 @@ struct Diagnoser::Impl {
   }
 };
 
-Diagnoser::Diagnoser(const KnowledgeBase& kb) : m_impl(std::make_unique<Impl>(kb)) {}
+Diagnoser::Diagnoser(const KnowledgeBase& kb) : Diagnoser(kb, compile_patterns(kb)) {}
+
+Diagnoser::Diagnoser(const KnowledgeBase& kb, std::shared_ptr<const DiagnosePatterns> patterns)
+    : m_impl(std::make_unique<Impl>(kb, std::move(patterns))) {}
+
+std::shared_ptr<const DiagnosePatterns> Diagnoser::compile_patterns(const KnowledgeBase& kb) {
+  return std::make_shared<const DiagnosePatterns>(kb);
+}
 Diagnoser::~Diagnoser() = default;
 
 const std::vector<std::string>& Diagnoser::patterns() const { return m_impl->regexes; }

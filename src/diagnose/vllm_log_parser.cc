@@ -116,13 +116,14 @@ std::optional<double> to_double(std::string_view s) {
   if (t.empty()) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
-  if (end == t.c_str()) return std::nullopt;
+  // No number in a vLLM log is infinite or NaN ("INFO" would read as inf).
+  if (end == t.c_str() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
 std::optional<std::int64_t> to_int(std::string_view s) {
   auto d = to_double(s);
-  if (!d) return std::nullopt;
+  if (!d || std::fabs(*d) >= 9.2e18) return std::nullopt;  // past int64's range
   return static_cast<std::int64_t>(*d);
 }
 

@@ -19,6 +19,7 @@ struct Transfer {
   HttpResult result;
   bool too_large = false;
   int hops = 0;  // status lines seen (one per redirect hop)
+  int requests_sent = 0;  // connections made or reused with the request about to go out (one per hop)
   curl_slist* headers = nullptr;
   char errbuf[CURL_ERROR_SIZE] = {0};
 };
@@ -51,17 +52,22 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   return n;
 }
 
-TransportFailure classify(CURLcode rc, CURL* easy) {
+// libcurl calls this once per hop, when a connection is made or reused and the request is about to
+// be sent. A timeout before any call is a connect timeout; after one, a slow answer. (libcurl reports
+// a connect time of 0 for a reused connection, so that time cannot tell the two apart.)
+int on_request_ready(void* user, char* /*primary_ip*/, char* /*local_ip*/, int /*primary_port*/, int /*local_port*/) {
+  ++static_cast<Transfer*>(user)->requests_sent;
+  return CURL_PREREQFUNC_OK;
+}
+
+TransportFailure classify(CURLcode rc, const Transfer& t) {
   switch (rc) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY: return TransportFailure::resolve;
     case CURLE_COULDNT_CONNECT: return TransportFailure::connect;
-    case CURLE_OPERATION_TIMEDOUT: {
-      // No connection made yet: a connect timeout (the host is unreachable), else a slow answer.
-      double connect_s = 0;
-      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME, &connect_s);
-      return connect_s <= 0 ? TransportFailure::connect : TransportFailure::timeout;
-    }
+    case CURLE_OPERATION_TIMEDOUT:
+      // No request sent yet: a connect timeout (the host is unreachable), else a slow answer.
+      return t.requests_sent == 0 ? TransportFailure::connect : TransportFailure::timeout;
     case CURLE_PARTIAL_FILE:
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
@@ -163,6 +169,8 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_request_ready);
+    curl_easy_setopt(easy, CURLOPT_PREREQDATA, &t);
     if (r.head) curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
     if (r.range_end) {
       std::string range = fmt::format("{}-{}", r.range_begin, *r.range_end);
@@ -179,7 +187,7 @@ class CurlTransport final : public HttpTransport {
     if (url != nullptr) t.result.effective_url = url;
     if (t.hops <= 1) t.result.first_headers = t.result.headers;
     if (rc != CURLE_OK) {
-      t.result.failure = t.too_large ? TransportFailure::too_large : classify(rc, easy);
+      t.result.failure = t.too_large ? TransportFailure::too_large : classify(rc, t);
       t.result.detail = describe(rc, t, m_options);
       return;
     }

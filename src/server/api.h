@@ -13,6 +13,7 @@
 #include "headroom/knowledge_base.h"
 #include "headroom/server.h"
 #include "server/api_error.h"
+#include "server/diagnoser_pool.h"
 #include "server/history_cache.h"
 #include "server/response_cache.h"
 
@@ -23,6 +24,7 @@ struct ApiContext {
   HistoryCache& history;
   ResponseCache& cache;
   const KnowledgeBase& kb;
+  DiagnoserPool& diagnosers;  // built from kb
 };
 
 // Request parameters from the URL's query string.

@@ -126,7 +126,12 @@ ApiResponse api_diagnose(ApiContext& ctx, const BodyReader& read, const Query& q
     DiagnoseOptions options;
     options.fix.engine = engine.get();
     options.fix.gpus = gpus;
-    result = diagnose(source, ctx.kb, options);
+    auto diagnoser = ctx.diagnosers.acquire();
+    if (!diagnoser) {
+      result = tl::unexpected(diagnoser.error());
+      return;
+    }
+    result = (*diagnoser)->diagnose(source, options);
   });
   auto stopped = pump(read, ctx.options.max_log_bytes, ctx.options.request_timeout_s, "a log",
                       [&](const char* data, std::size_t size) { return write_all(fds[1], data, size); });

@@ -95,6 +95,7 @@ struct Server::Impl {
   server::ResponseCache cache;
   server::Metrics metrics;
   KnowledgeBase kb;
+  server::DiagnoserPool diagnosers;
   server::ApiContext context;
   std::atomic<int> open_connections{0};
   int port = 0;
@@ -104,7 +105,8 @@ struct Server::Impl {
         history(default_history_location(o.db), o.no_history, o.history_refresh_ms),
         cache(o.cache_entries, o.cache_bytes),
         kb(std::move(knowledge)),
-        context{options, history, cache, kb} {}
+        diagnosers(kb),
+        context{options, history, cache, kb, diagnosers} {}
 
   void send(httplib::Response& res, const ApiResponse& r) {
     res.status = r.status;

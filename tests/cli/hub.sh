@@ -10,10 +10,12 @@ fake_hub="${HEADROOM_BINARY_DIR:?}/tests/support/fake_hub/headroom_fake_hub"
 tmp="$(mktemp -d)"
 failures=0
 source "$(dirname "${BASH_SOURCE[0]}")/lib/golden.sh"
+servers=()
+source "$(dirname "${BASH_SOURCE[0]}")/lib/serve.sh"
 
 exec 3> >("$fake_hub" --models "$src/tests/data/models" --port-file "$tmp/ports" >"$tmp/fake_hub.log" 2>&1)
 hub_pid=$!
-trap 'exec 3>&-; kill "$hub_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'stop_servers; exec 3>&-; kill "$hub_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 1 200); do [ -s "$tmp/ports" ] && break; sleep 0.05; done
 [ -s "$tmp/ports" ] || { echo "FAIL: the fake Hub did not start: $(cat "$tmp/fake_hub.log")"; exit 1; }
 read -r hub_port _ <"$tmp/ports"
@@ -94,6 +96,24 @@ HF_TOKEN="$token" run token_json 0 check headroom-test/llama-sharded --gpu H100 
 if grep -rq -e "$token" -e hf_fake_accepted_token "$tmp"/*.out "$tmp"/*.err "$tmp/cache"; then
   fail "a token shows up in an output or in the cache"
 fi
+
+# ---- headroom serve: Hub ids through the API, the same answer as the CLI's ----
+run serve_cli 0 check headroom-test/llama-sharded --gpu H100 --vllm-version 0.19.0 --format json --no-history
+HEADROOM_DB="$tmp/serve-history.db" start_server hubserve --no-history
+curl -s -o "$tmp/serve_check.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+  --data-binary '{"model": "headroom-test/llama-sharded", "gpu": "H100", "vllm_version": "0.19.0"}' \
+  "$hubserve_url/v1/check" >"$tmp/serve_check.status"
+[ "$(cat "$tmp/serve_check.status")" = 200 ] || fail "serve check: status $(cat "$tmp/serve_check.status"): $(head -c 300 "$tmp/serve_check.json")"
+cmp -s "$tmp/serve_check.json" "$tmp/serve_cli.out" ||
+  fail "serve check: the API's answer differs from the CLI's: $(diff "$tmp/serve_cli.out" "$tmp/serve_check.json" | head -5)"
+curl -s -o "$tmp/serve_unknown.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+  --data-binary '{"model": "headroom-test/llama-sharde", "gpu": "H100"}' "$hubserve_url/v1/check" >"$tmp/serve_unknown.status"
+[ "$(cat "$tmp/serve_unknown.status")" = 404 ] || fail "serve unknown: status $(cat "$tmp/serve_unknown.status"): $(cat "$tmp/serve_unknown.json")"
+# The token file written above is sent, so the Hub answers 404 (not 401 as to anonymous requests).
+[ "$(json_get error.message <"$tmp/serve_unknown.json")" = "unknown model 'headroom-test/llama-sharde': the Hub has no such repo (HTTP 404); did you mean headroom-test/llama-sharded?" ] ||
+  fail "serve unknown: $(cat "$tmp/serve_unknown.json")"
+stop_servers
+grep -q hf_fake_accepted_token "$tmp/hubserve.log" "$tmp"/serve_*.json && fail "serve: the token shows up in its log or answers"
 
 # ---- no Hub: falls back to the catalogue at once with one note ----
 HF_ENDPOINT=http://127.0.0.1:1 run no_network 0 check meta-llama/Llama-3.1-8B-Instruct --gpu H100 --no-history

@@ -133,3 +133,17 @@ TEST(ParseLoggedVersion, DropsPreReleaseParts) {
   EXPECT_EQ(v->patch, 1);
   EXPECT_FALSE(parse_logged_version("main").has_value());
 }
+
+// A setting whose value is not a number ("INFO" reads as infinity with strtod, and 1e30 does not
+// fit an integer) is left unset, never converted (found by fuzz_vllm_log).
+TEST(VllmLogParser, NonNumericOrHugeSettingsAreLeftUnset) {
+  for (const char* value : {"INFO", "inf", "nan", "1e30"}) {
+    SCOPED_TRACE(value);
+    VllmLogParser parser;
+    parser.feed(std::string("INFO 10-25 10:00:00 Initializing a V1 LLM engine (v0.11.0) with config: model='Qwen/Qwen2.5-7B-Instruct', "
+                            "max_seq_len=") + value + ", tensor_parallel_size=1, enforce_eager=False");
+    LoggedRun run = parser.run();
+    EXPECT_FALSE(run.flags.max_model_len.has_value());
+    EXPECT_EQ(run.flags.tensor_parallel_size, 1);
+  }
+}

@@ -166,15 +166,37 @@ TEST_F(HubLoopback, ServerErrorsGiveUpAfterBoundedRetries) {
 
 TEST_F(HubLoopback, ASlowShardHitsTheTotalTimeout) {
   auto s = settings();
-  // The shard answers after 3 s; 1.5 s leaves the other requests room on a loaded machine.
-  s.total_timeout_s = 1.5;
+  // The shard never answers while the hub runs; 5 s leaves the other requests room on any machine.
+  s.total_timeout_s = 5;
   s.max_retries = 0;
   auto m = load("headroom-test/slow", s);
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().message,
             "reading model-00003-of-00004.safetensors of headroom-test/slow@" +
                 testing::make_fixture_repo("headroom-test/slow", util::read_file(k_models + "/llama_gqa.json").value(), 4).sha +
-                " from the Hub: no complete answer within 1.5 s (--hub-timeout)");
+                " from the Hub: no complete answer within 5 s (--hub-timeout)");
+}
+
+// A request on a kept-alive connection that times out is a slow answer, not "no connection"
+// (libcurl reports a connect time of 0 for a reused connection).
+TEST_F(HubLoopback, ATimeoutOnAReusedConnectionIsASlowAnswer) {
+  auto fixture = testing::make_fixture_repo("headroom-test/slow", util::read_file(k_models + "/llama_gqa.json").value(), 4);
+  std::string base = "http://127.0.0.1:" + std::to_string(s_hub->storage_port()) + "/lfs/headroom-test/slow/" + fixture.sha + "/";
+  TransportOptions o;
+  o.connect_timeout_s = 5;
+  o.total_timeout_s = 2;
+  o.max_parallel = 1;
+  auto transport = make_curl_transport(o);
+  HttpRequest fast{.url = base + "model-00001-of-00004.safetensors", .range_end = 7};
+  auto first = transport->perform({fast}, nullptr);
+  ASSERT_EQ(first.size(), 1U);
+  ASSERT_EQ(first[0].failure, TransportFailure::none) << first[0].detail;
+  EXPECT_EQ(first[0].status, 206);
+  HttpRequest slow{.url = base + "model-00003-of-00004.safetensors", .range_end = 7};
+  auto second = transport->perform({slow}, nullptr);
+  ASSERT_EQ(second.size(), 1U);
+  EXPECT_EQ(second[0].failure, TransportFailure::timeout);
+  EXPECT_EQ(second[0].detail, "no complete answer within 2 s");
 }
 
 TEST_F(HubLoopback, AConnectionCutInTheMiddleOfAHeader) {

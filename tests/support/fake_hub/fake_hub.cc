@@ -69,6 +69,11 @@ FakeHub::FakeHub(std::string accepted_token, int latency_ms) : m_token(std::move
 }
 
 FakeHub::~FakeHub() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = true;
+  }
+  m_stopping_cv.notify_all();
   m_hub->stop();
   m_storage->stop();
   if (m_hub_thread.joinable()) m_hub_thread.join();
@@ -226,7 +231,10 @@ void FakeHub::install_storage_routes() {
       cut = repo->cut_file == name;
       if (repo->slow_file == name) slow_ms = repo->slow_ms;
     }
-    sleep_ms(slow_ms);
+    if (slow_ms > 0) {  // until slow_ms pass or the hub stops, whichever is first
+      std::unique_lock<std::mutex> lock(m_mutex);
+      m_stopping_cv.wait_for(lock, std::chrono::milliseconds(slow_ms), [this] { return m_stopping; });
+    }
     // httplib answers a Range request through the provider: 206 with Content-Range.
     res.set_content_provider(
         file.size, "application/octet-stream",

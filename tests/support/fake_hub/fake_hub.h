@@ -9,6 +9,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -70,6 +71,8 @@ class FakeHub {
   std::string m_token;
   int m_latency_ms;
   mutable std::mutex m_mutex;
+  std::condition_variable m_stopping_cv;  // wakes a slow answer when the hub stops
+  bool m_stopping = false;
   std::map<std::string, FakeRepo> m_repos;  // by lower-case id
   std::map<std::string, int> m_rate_limited;
   FakeHubStats m_stats;

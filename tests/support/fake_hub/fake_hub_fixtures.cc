@@ -49,7 +49,7 @@ std::vector<FakeRepo> standard_fixtures(const std::string& models_dir) {
 
   FakeRepo slow = make_fixture_repo("headroom-test/slow", llama, 4);
   slow.slow_file = "model-00003-of-00004.safetensors";
-  slow.slow_ms = 3000;
+  slow.slow_ms = 120000;  // in practice: until the hub stops
   repos.push_back(slow);
 
   FakeRepo cut = make_fixture_repo("headroom-test/cut", llama, 4);
