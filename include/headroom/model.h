@@ -53,6 +53,9 @@ struct MoeConfig {
   int dense_intermediate_size = 0;          // width of the dense MLP layers (intermediate_size[_mlp])
   int num_nextn_predict_layers = 0;         // MTP layers present in the checkpoint (not loaded)
   bool dense_mlp_in_every_layer = false;    // Gemma 4 style: dense MLP beside the MoE block
+  // DeepSeek-V4 expert_dtype "fp4": routed experts ship as MXFP4 (e2m1 + one e8m0 scale per 32
+  // values) beside an fp8 rest; vLLM loads them as MXFP4 (models/deepseek_v4/fp4_dequant.py).
+  bool routed_experts_fp4 = false;
 };
 
 struct MlaConfig {

@@ -84,7 +84,8 @@ KvLayers build_deepseek_v4_layers(const ModelSpec& model, const KvLayerInputs& i
     }
   }
   out.notes.push_back("DeepSeek-V4 layout: sliding-window MLA on every layer plus compressed MLA (ratio 4 with indexer, "
-                      "ratio 128); the compressor state caches (a few KiB per request) are not counted");
+                      "ratio 128); its compressor state caches (pages about as large as the KV pages, compressor.py) are not counted, "
+                      "so the block count is an upper estimate");
   return out;
 }
 

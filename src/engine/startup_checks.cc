@@ -46,6 +46,11 @@ std::string effective_quantization(const StartupCheckInputs& in, int capability)
   std::string q = util::to_lower(in.settings.quantization);
   const bool user_named = in.flags.quantization.has_value();
   if (!user_named && capability >= 80 && (q == "gptq" || q == "awq")) return q + "_marlin";
+  // ModelOpt NVFP4 checkpoints resolve to "modelopt_fp4" (modelopt.py ModelOptNvFp4Config.
+  // override_quantization_method: a quant_algo with "NVFP4" or "FP4").
+  if (q == "modelopt" && in.model.quantization && in.model.quantization->bits == 4 &&
+      util::to_lower(in.model.quantization->raw.dump()).find("fp4") != std::string::npos)
+    return "modelopt_fp4";
   return q;
 }
 
@@ -70,7 +75,11 @@ int min_quantization_capability(const std::string& method_in, const VllmVersion&
   if (m == "bitsandbytes" || m == "compressed-tensors" || m == "compressed_tensors") return 70;
   if (m == "mxfp4") return 80;
   if (m == "modelopt") return 89;
-  if (m == "modelopt_fp4") return 100;
+  // NVFP4: Blackwell only at first; the FP4 Marlin kernel (#17687, merged 2025-05-06, v0.9) runs
+  // it weight-only from 8.0, and vLLM main of 2026 (marlin_utils_fp4.py is_fp4_marlin_supported,
+  // ModelOptNvFp4Config.get_min_capability) from 7.5. When 80 became 75 is not pinned; 75 is
+  // taken from v0.26 (the first era whose code was read).
+  if (m == "modelopt_fp4") return v >= VllmVersion{0, 26} ? 75 : v >= VllmVersion{0, 9} ? 80 : 100;
   return 0;
 }
 
@@ -90,7 +99,7 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
     const int need = min_quantization_capability(method, in.version);
     if (need > capability)
       return config_error("quantization_unsupported_on_gpu",
-                          "The quantization method " + s.quantization + " is not supported for the current GPU. Minimum capability: " +
+                          "The quantization method " + (method == "modelopt_fp4" ? method : s.quantization) + " is not supported for the current GPU. Minimum capability: " +
                               std::to_string(need) + ". Current capability: " + std::to_string(capability) + ".");
   }
   // 3. config/cache.py: block_size is one of vLLM's choices (argparse choices before v0.10).

@@ -155,6 +155,8 @@ Result<bool> read_moe(const ConfigReader& t, ModelSpec& spec) {
   if (shared) m.num_shared_experts = static_cast<int>(shared->second);
   HR_TRY(shared_width, t.first_int({"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"}));
   if (shared_width) m.shared_expert_intermediate_size = static_cast<int>(shared_width->second);
+  HR_TRY(expert_dtype, t.get_string("expert_dtype"));
+  m.routed_experts_fp4 = expert_dtype && *expert_dtype == "fp4";
   HR_TRY(first_dense, t.get_int("first_k_dense_replace"));
   if (first_dense) m.first_k_dense_replace = static_cast<int>(*first_dense);
   const bool freq_is_list = t.has("moe_layer_freq") && t.json().at("moe_layer_freq").is_array();

@@ -102,6 +102,14 @@ class Builder {
     }
   }
 
+  // `count` MXFP4 linear layers stacked: two e2m1 values per byte and one e8m0 scale per 32
+  // values (DeepSeek-V4's routed experts, expert_dtype "fp4").
+  void stacked_mxfp4(const std::string& prefix, std::int64_t count, std::int64_t out, std::int64_t in) {
+    if (count <= 0) return;
+    add(prefix + ".weight", "U8", {count, out, ceil_div(in, 2)});
+    add(prefix + ".scale", "U8", {count, out, ceil_div(in, 32)});
+  }
+
   // A linear layer's weight [out, in] under `prefix` (no ".weight"), quantized per the scheme
   // unless the module is in the ignore list. Biases are added by the caller.
   void linear(const std::string& prefix, std::int64_t out, std::int64_t in) {
@@ -154,6 +162,7 @@ class Builder {
   }
 
   bool mxfp4() const { return m_scheme == Scheme::mxfp4; }
+  bool nvfp4() const { return m_scheme == Scheme::nvfp4; }
   WeightsInventory take() {
     m_inv.exact = false;
     m_inv.file_count = 0;
@@ -293,9 +302,16 @@ void add_moe(Builder& b, const ModelSpec& m, const std::string& p) {
   }
   if (t == "deepseek_v3" || t == "kimi_k2" || nemotron) b.add(f + "gate.e_score_correction_bias", "F32", {E});
   const std::string ep = f + "experts.";
-  if (!nemotron) b.stacked_linear(ep + "gate_proj", E, I, H);  // squared-ReLU experts have no gate
-  b.stacked_linear(ep + "up_proj", E, I, H);
-  b.stacked_linear(ep + "down_proj", E, H, I);
+  if (x.routed_experts_fp4 && !b.nvfp4()) {
+    // DeepSeek-V4: MXFP4 routed experts (not re-encoded to fp8 unless VLLM_DSV4_FP4_DEQUANT=1).
+    b.stacked_mxfp4(ep + "w1", E, I, H);
+    b.stacked_mxfp4(ep + "w3", E, I, H);
+    b.stacked_mxfp4(ep + "w2", E, H, I);
+  } else {
+    if (!nemotron) b.stacked_linear(ep + "gate_proj", E, I, H);  // squared-ReLU experts have no gate
+    b.stacked_linear(ep + "up_proj", E, I, H);
+    b.stacked_linear(ep + "down_proj", E, H, I);
+  }
   if (x.shared_expert_intermediate_size > 0 && !nemotron) {
     add_gated_mlp(b, f + "shared_expert.", H, x.shared_expert_intermediate_size);
     b.dense(f + "shared_expert_gate.weight", {1, H});

@@ -1,6 +1,8 @@
 // What the plan knows of the v0.26+ choices: sparse-MLA models' fixed fp8 KV cache, hybrid
-// models' align-mode state pages, and NVFP4 checkpoints that need Blackwell.
+// models' align-mode state pages, and the GPUs NVFP4 checkpoints run on (natively or through
+// Marlin's weight-only FP4 kernel).
 #include <algorithm>
+#include <stdexcept>
 
 #include "plan/plan_internal.h"
 #include "util/strings.h"
@@ -34,12 +36,50 @@ std::optional<std::string> plan_hybrid_state_note(const ModelSpec& model, const 
          "pages, and max_num_seqs may not exceed the state blocks (--no-enable-prefix-caching halves the state pages)";
 }
 
+namespace {
+
+// "9.0" → 90; 0 when unknown.
+int capability(const GpuSpec& gpu) {
+  const auto& cc = gpu.compute_capability;
+  const auto dot = cc.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size()) return 0;
+  try {
+    return std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// FP4 tensor cores: compute capability 10.x (B200, B300, GB200), 11.x (Thor) and 12.x (RTX 50,
+// RTX PRO 6000 Blackwell) run NVFP4 GEMMs natively.
+bool native_fp4(int cc) { return cc >= 100 && cc < 130; }
+
+}  // namespace
+
 bool checkpoint_runs_on(const ModelSpec& model, const GpuSpec& gpu) {
   if (!is_nvfp4(model)) return true;
-  // NVFP4 GEMMs (ModelOpt / compressed-tensors nvfp4) need FP4 tensor cores: compute capability
-  // 10.0 (B200, GB200), 10.3 (B300) or 12.0 (RTX 50, RTX PRO 6000 Blackwell).
-  const std::string& cc = gpu.compute_capability;
-  return cc.starts_with("10.") || cc.starts_with("11.") || cc.starts_with("12.");
+  // vLLM (main, 2026) model_executor/layers/quantization/modelopt.py: ModelOptNvFp4Config.
+  // get_min_capability() is 75, and utils/marlin_utils_fp4.py is_fp4_marlin_supported() is
+  // "current_platform.is_cuda() and has_device_capability(75)": below Blackwell the checkpoint
+  // runs through Marlin's weight-only FP4 kernel. Marlin is CUDA-only.
+  if (gpu.vendor == "AMD") return false;
+  const int cc = capability(gpu);
+  return cc == 0 || cc >= 75;
+}
+
+std::optional<std::string> nvfp4_kernel_note(const ModelSpec& model, const GpuSpec& gpu) {
+  if (!is_nvfp4(model)) return std::nullopt;
+  const int cc = capability(gpu);
+  if (cc == 0 || native_fp4(cc)) return std::nullopt;
+  const std::string name = gpu.name + " (compute capability " + gpu.compute_capability + ")";
+  if (!checkpoint_runs_on(model, gpu))
+    return "This NVFP4 checkpoint does not run on the " + name +
+           ": vLLM needs compute capability 7.5 for its FP4 kernels (Marlin's weight-only FP4 below Blackwell); "
+           "native FP4 needs 10.x or 12.x (B200, B300, RTX 50, RTX PRO 6000 Blackwell).";
+  return "This NVFP4 checkpoint runs on the " + name +
+         " through vLLM's Marlin weight-only FP4 kernel: the weights keep their 4-bit size, the matrix products run in 16-bit, "
+         "and vLLM warns that the GPU has no native FP4 support (slower for compute-heavy batches). Native FP4 needs "
+         "compute capability 10.x or 12.x (B200, B300, RTX 50, RTX PRO 6000 Blackwell).";
 }
 
 bool kv_dtype_is_fixed_fp8(const ModelSpec& model) {

@@ -160,6 +160,7 @@ void explain(SearchState& s, const Evaluation& chosen, Plan& plan) {
   if (others > 0)
     ex.push_back("Other processes hold " + gib(others) + " on each GPU: vLLM (v0.9.1 on) checks at startup that total × utilization is free, "
                  "so they lower the highest value that starts; they do not take from the KV cache.");
+  if (auto note = nvfp4_kernel_note(s.model, s.gpus.gpu)) ex.push_back(*note);
   for (const auto& w : p.warnings) ex.push_back("warning: " + w);
 }
 

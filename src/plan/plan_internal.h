@@ -36,9 +36,13 @@ struct SearchState {
 std::optional<std::string> plan_hybrid_state_note(const ModelSpec& model, const VllmVersion& version,
                                                   const ResolvedSettings& settings);
 
-// Whether a checkpoint's weights need a GPU generation the setup does not have: NVFP4 runs on
-// data-center and consumer Blackwell (compute capability ≥ 10.0) only (plan_eras.cc).
+// Whether vLLM runs the checkpoint's weights on the GPU: NVFP4 natively on compute capability
+// 10.x–12.x and through Marlin's weight-only FP4 kernel from 7.5 on (plan_eras.cc).
 bool checkpoint_runs_on(const ModelSpec& model, const GpuSpec& gpu);
+
+// For an NVFP4 checkpoint on a GPU without FP4 tensor cores: the Marlin fallback vLLM takes
+// there, or why it does not run at all. nullopt for other checkpoints and on Blackwell.
+std::optional<std::string> nvfp4_kernel_note(const ModelSpec& model, const GpuSpec& gpu);
 
 // Sparse-MLA models already default to an fp8 KV cache (fp8_ds_mla): no fp8 variant to try.
 bool kv_dtype_is_fixed_fp8(const ModelSpec& model);

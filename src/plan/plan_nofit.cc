@@ -87,7 +87,7 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
   auto add = [&](std::string kind, std::string summary, std::string option) {
     nf.changes.push_back({std::move(kind), std::move(summary), std::move(option)});
   };
-  if (!r.allow_fp8_kv && s.gpus.gpu.fp8_supported && s.version.is_v1_engine()) {
+  if (!r.allow_fp8_kv && s.gpus.gpu.fp8_supported && s.version.is_v1_engine() && !kv_dtype_is_fixed_fp8(s.model)) {
     PlanRequest q = r;
     q.allow_fp8_kv = true;
     if (auto c = fits(s, s.gpus, q)) add("fp8_kv_cache", "an fp8 KV cache fits: " + config_text(*c), "--allow-fp8-kv");
@@ -134,7 +134,11 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
       q.context_tokens = std::min<std::int64_t>(*q.context_tokens, qm->max_position_embeddings > 0 ? qm->max_position_embeddings : *q.context_tokens);
     }
     if (auto c = fits(s, s.gpus, q, std::nullopt, &*qm)) {
-      add("quantized_checkpoint", id + " (" + c->prediction.settings.quantization + ") fits: " + config_text(*c), id);
+      const bool marlin = nvfp4_kernel_note(*qm, s.gpus.gpu).has_value();
+      add("quantized_checkpoint",
+          id + " (" + c->prediction.settings.quantization + (marlin ? ", weight-only FP4 through Marlin on this GPU" : "") +
+              ") fits: " + config_text(*c),
+          id);
       ++quantized_found;
     }
   }

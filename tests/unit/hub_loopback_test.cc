@@ -188,12 +188,16 @@ TEST_F(HubLoopback, ATimeoutOnAReusedConnectionIsASlowAnswer) {
   o.total_timeout_s = 2;
   o.max_parallel = 1;
   auto transport = make_curl_transport(o);
-  HttpRequest fast{.url = base + "model-00001-of-00004.safetensors", .range_end = 7};
+  HttpRequest fast;
+  fast.url = base + "model-00001-of-00004.safetensors";
+  fast.range_end = 7;
   auto first = transport->perform({fast}, nullptr);
   ASSERT_EQ(first.size(), 1U);
   ASSERT_EQ(first[0].failure, TransportFailure::none) << first[0].detail;
   EXPECT_EQ(first[0].status, 206);
-  HttpRequest slow{.url = base + "model-00003-of-00004.safetensors", .range_end = 7};
+  HttpRequest slow;
+  slow.url = base + "model-00003-of-00004.safetensors";
+  slow.range_end = 7;
   auto second = transport->perform({slow}, nullptr);
   ASSERT_EQ(second.size(), 1U);
   EXPECT_EQ(second[0].failure, TransportFailure::timeout);
