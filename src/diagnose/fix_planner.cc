@@ -6,6 +6,8 @@
 // The knowledge base's workarounds follow when neither step yields a number.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <set>
 
 #include "headroom/diagnose.h"
@@ -16,6 +18,20 @@ namespace headroom {
 namespace {
 
 using Changes = std::vector<std::pair<std::string, std::string>>;
+
+// Numbers read from a log as whole numbers, clamped to the type's range (a log may say anything:
+// "2.5e+67" or "nan" must not become undefined behaviour in a cast).
+template <typename Int>
+Int whole(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double lo = static_cast<double>(std::numeric_limits<Int>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<Int>::max());
+  if (v <= lo) return std::numeric_limits<Int>::min();
+  if (v >= hi) return std::numeric_limits<Int>::max();
+  return static_cast<Int>(v);
+}
+std::int64_t i64(double v) { return whole<std::int64_t>(v); }
+int i32(double v) { return whole<int>(v); }
 
 double floor2(double x) { return std::floor(x * 100.0 + 1e-9) / 100.0; }
 double ceil2(double x) { return std::ceil(x * 100.0 - 1e-9) / 100.0; }
@@ -51,7 +67,7 @@ struct Planner {
     return run.total_gib;
   }
   std::int64_t max_model_len() const {
-    if (auto l = fact(f, "max_model_len")) return static_cast<std::int64_t>(*l);
+    if (auto l = fact(f, "max_model_len")) return i64(*l);
     return run.flags.max_model_len.value_or(0);
   }
   int block_size() const { return run.flags.block_size.value_or(16); }
@@ -99,17 +115,17 @@ struct Planner {
     double u = util();
     // 1. max_model_len.
     if (capacity && *capacity > 0) {
-      add({{"--max-model-len", std::to_string(static_cast<std::int64_t>(*capacity))}},
+      add({{"--max-model-len", std::to_string(i64(*capacity))}},
           "the KV cache holds " + util::with_commas(static_cast<long long>(*capacity)) +
               " tokens (GPU blocks x block size, exact in V0), less than max_model_len " + util::with_commas(len),
           0.9);
     } else if (estimate && *estimate > 0) {
-      add({{"--max-model-len", std::to_string(static_cast<std::int64_t>(*estimate))}},
+      add({{"--max-model-len", std::to_string(i64(*estimate))}},
           "vLLM estimated the largest max_model_len that fits the available KV cache memory at " +
               util::with_commas(static_cast<long long>(*estimate)) + " tokens",
           0.9);
     } else if (needed && available && *needed > 0 && *available > 0 && len > 0) {
-      auto n = static_cast<std::int64_t>(std::floor(static_cast<double>(len) * *available / *needed));
+      auto n = i64(std::floor(static_cast<double>(len) * *available / *needed));
       n = n / block_size() * block_size();
       if (n > 0)
         add({{"--max-model-len", std::to_string(n)}},
@@ -128,13 +144,13 @@ struct Planner {
             0.7);
       else
         notes.push_back("raising gpu_memory_utilization is not enough: " + *problem);
-    } else if (t && capacity && run.kv_cache_gib && run.kv_tokens && *run.kv_tokens > 0 && len > *capacity) {
+    } else if (t && capacity && run.kv_cache_gib && run.kv_tokens && *run.kv_tokens > 0 && *capacity >= 0 && len > *capacity) {
       double per_token = *run.kv_cache_gib / static_cast<double>(*run.kv_tokens);
-      double nu = ceil2(u + static_cast<double>(len - static_cast<std::int64_t>(*capacity)) * per_token / *t + 0.01);
+      double nu = ceil2(u + static_cast<double>(len - i64(*capacity)) * per_token / *t + 0.01);
       if (!util_problem(nu))
         add({{"--gpu-memory-utilization", util_text(nu)}},
-            "the missing " + util::with_commas(len - static_cast<std::int64_t>(*capacity)) + " tokens take " +
-                gib(static_cast<double>(len - static_cast<std::int64_t>(*capacity)) * per_token) + " of KV cache",
+            "the missing " + util::with_commas(len - i64(*capacity)) + " tokens take " +
+                gib(static_cast<double>(len - i64(*capacity)) * per_token) + " of KV cache",
             0.6);
     }
     // 3. fp8 KV cache halves the bytes per token of a 16-bit cache.
@@ -246,7 +262,7 @@ struct Planner {
 
   void sampler_warmup() {
     auto reqs = fact(f, "num_reqs");
-    int seqs = reqs ? static_cast<int>(*reqs) : run.flags.max_num_seqs.value_or(1024);
+    int seqs = reqs ? i32(*reqs) : run.flags.max_num_seqs.value_or(1024);
     int target = seqs > 256 ? 256 : std::max(1, seqs / 2);
     add({{"--max-num-seqs", std::to_string(target)}},
         "the sampler warm-up allocates logits for " + std::to_string(seqs) + " dummy requests x vocabulary; " +
@@ -324,7 +340,7 @@ struct Planner {
     else if (c == "cuda_graph_estimate_no_kv_cache") graph_estimate();
     else if (c == "host_memory_exhausted") {
       if (auto cpu = fact(f, "cpu_memory_gib"))
-        add({{"--swap-space", std::to_string(std::max(0, static_cast<int>(std::floor(0.4 * *cpu))))}},
+        add({{"--swap-space", std::to_string(std::max(0, i32(std::floor(0.4 * *cpu))))}},
             "below 40% of the " + gib(*cpu) + " of host memory", 0.8);
     } else if (c == "kv_cache_exhausted_runtime") {
       if (f.message.find("swap space") != std::string::npos)
@@ -337,10 +353,10 @@ struct Planner {
       auto requested = fact(f, "requested_tokens");
       auto limit = fact(f, "limit_tokens");
       double need = requested ? *requested : prompt.value_or(0);
-      auto rounded = static_cast<std::int64_t>(std::ceil(need / 1024.0) * 1024);
+      auto rounded = i64(std::ceil(need / 1024.0) * 1024);
       if (limit && prompt && run.flags.max_num_batched_tokens && *limit == *run.flags.max_num_batched_tokens)
         add({{"--max-num-batched-tokens", std::to_string(rounded)}},
-            "the prompt limit is max_num_batched_tokens (" + std::to_string(static_cast<int>(*limit)) + ")", 0.8);
+            "the prompt limit is max_num_batched_tokens (" + std::to_string(i32(*limit)) + ")", 0.8);
       else if (need > 0)
         add({{"--max-model-len", std::to_string(rounded)}},
             "the request needs " + util::with_commas(static_cast<long long>(need)) +
@@ -348,17 +364,17 @@ struct Planner {
             0.5);
     } else if (c == "max_model_len_exceeds_model_limit") {
       if (auto d = fact(f, "derived_max_model_len"))
-        add({{"--max-model-len", std::to_string(static_cast<std::int64_t>(*d))}}, "the model's own limit", 0.9);
+        add({{"--max-model-len", std::to_string(i64(*d))}}, "the model's own limit", 0.9);
     } else if (c == "tp_size_not_divisible") {
       auto heads = fact(f, "num_attention_heads");
       auto tp = fact(f, "tensor_parallel_size");
-      if (heads && tp) {
-        int h = static_cast<int>(*heads);
+      if (heads && tp && *heads >= 1 && *tp >= 1) {
+        int h = i32(*heads);
         int best = 1;
-        for (int d = 1; d <= static_cast<int>(*tp); ++d)
+        for (int d = 1; d <= std::min(i32(*tp), h); ++d)  // no size above the head count divides it
           if (h % d == 0) best = d;
         add({{"--tensor-parallel-size", std::to_string(best)}},
-            std::to_string(best) + " is the largest size up to " + std::to_string(static_cast<int>(*tp)) + " that divides " +
+            std::to_string(best) + " is the largest size up to " + std::to_string(i32(*tp)) + " that divides " +
                 std::to_string(h) + " attention heads (combine with --pipeline-parallel-size to use more GPUs)",
             0.8);
       }
@@ -367,10 +383,10 @@ struct Planner {
         add({{"--dtype", "half"}}, "bfloat16 needs compute capability 8.0", 0.9);
     } else if (c == "max_num_batched_tokens_too_small") {
       if (auto l = fact(f, "max_model_len"))
-        add({{"--max-num-batched-tokens", std::to_string(static_cast<std::int64_t>(*l))}}, "at least max_model_len", 0.8);
+        add({{"--max-num-batched-tokens", std::to_string(i64(*l))}}, "at least max_model_len", 0.8);
     } else if (c == "mamba_cache_blocks_insufficient") {
       if (auto b = fact(f, "mamba_blocks"))
-        add({{"--max-num-seqs", std::to_string(static_cast<std::int64_t>(*b))}}, "one Mamba block per decode sequence", 0.8);
+        add({{"--max-num-seqs", std::to_string(i64(*b))}}, "one Mamba block per decode sequence", 0.8);
     }
   }
 };

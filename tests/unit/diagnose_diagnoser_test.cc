@@ -54,6 +54,19 @@ TEST(Diagnoser, KvInsufficientFixUsesVllmsEstimate) {
   EXPECT_EQ(d.fixes[0].command, "vllm serve Qwen/Qwen3-8B --max-model-len 856");
 }
 
+// Numbers no real log has (found by fuzz_vllm_log): fixes are still planned, with whole numbers
+// clamped to their type instead of an undefined cast.
+TEST(Diagnoser, AbsurdNumbersInTheLogStillGiveDefinedFixes) {
+  Diagnosis d = run_text(
+      "(EngineCore pid=90) ValueError: To serve at least one request with the model's max seq len "
+      "(25000000000000000000000000000000000000000000000000000000000000000000), (1.8 GiB KV cache is needed, which is "
+      "larger than the available KV cache memory (0.35 GiB). Based on the available memory, the estimated maximum model "
+      "length is 1e400. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+      "engine.\n");
+  ASSERT_TRUE(d.primary);
+  EXPECT_EQ(d.primary->error_class, "kv_cache_insufficient");
+}
+
 TEST(Diagnoser, KvInsufficientDeadEndsIncludeLoweringUtilization) {
   Diagnosis d = run_file("v1_kv_insufficient.log");
   bool found = false;
