@@ -28,6 +28,8 @@ struct GpuSpec {
   std::vector<std::string> nvml_names;
 
   double total_gib() const { return to_gib(total_bytes); }
+  // The compute capability as vLLM compares it (major × 10 + minor: "8.6" → 86); 0 when unknown.
+  int capability() const;
 };
 
 // A GPU given only by its memory (`--gpu-memory-gib X`): key "custom", total_bytes = X GiB.

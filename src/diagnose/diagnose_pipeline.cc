@@ -15,10 +15,8 @@ Result<std::unique_ptr<LogDiagnoser>> LogDiagnoser::create(const KnowledgeBase& 
 }
 
 Result<Diagnosis> LogDiagnoser::diagnose(ByteSource& source, const DiagnoseOptions& options) {
-  const KnowledgeBase& kb = m_kb;
-  LogScanner& scanner = *m_scanner;
-  Diagnoser diagnoser(kb, m_patterns);
-  auto totals = scanner.scan(
+  Diagnoser diagnoser(m_kb, m_patterns);
+  auto totals = m_scanner->scan(
       source, [&](std::int64_t n, std::string_view line, const std::vector<int>& ids) { diagnoser.on_line(n, line, ids); },
       options.scan);
   if (!totals) return tl::unexpected(totals.error());
@@ -26,9 +24,9 @@ Result<Diagnosis> LogDiagnoser::diagnose(ByteSource& source, const DiagnoseOptio
   d.source = source.name();
   d.lines = totals->lines;
   d.bytes = totals->bytes;
-  d.warnings = scanner.warnings();
+  d.warnings = m_scanner->warnings();
   d.warnings.insert(d.warnings.end(), totals->warnings.begin(), totals->warnings.end());
-  plan_fixes(d, kb, options.fix);
+  plan_fixes(d, m_kb, options.fix);
   return d;
 }
 

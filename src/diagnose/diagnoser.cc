@@ -15,6 +15,7 @@
 #include "diagnose/finding_refinement.h"
 #include "diagnose/phase_table.h"
 #include "headroom/diagnose.h"
+#include "util/strings.h"
 
 namespace headroom {
 
@@ -55,17 +56,6 @@ double to_gib(double value, const std::string& unit) {
   if (unit == "KiB" || unit == "KB") return value / 1048576.0;
   if (unit == "MiB" || unit == "MB") return value / 1024.0;
   return value;  // GiB, and vLLM's "GB" (really GiB)
-}
-
-std::optional<double> parse_number(std::string_view text) {
-  std::string t;
-  for (char c : text)
-    if (c != ',') t.push_back(c);
-  if (t.empty()) return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size()) return std::nullopt;
-  return v;
 }
 
 std::string cut(std::string s, std::size_t max) {
@@ -203,8 +193,8 @@ struct Diagnoser::Impl {
         if (sub[static_cast<std::size_t>(gi)].data())
           values[name] = std::string_view(sub[static_cast<std::size_t>(gi)].data(), sub[static_cast<std::size_t>(gi)].size());
       if (values.count("process_pid") && values.count("process_gib")) {
-        auto pid = parse_number(values["process_pid"]);
-        auto gib = parse_number(values["process_gib"]);
+        auto pid = util::parse_log_number(values["process_pid"]);
+        auto gib = util::parse_log_number(values["process_gib"]);
         if (pid && gib) {
           std::string unit = values.count("process_gib_unit") ? std::string(values["process_gib_unit"]) : "GiB";
           f.processes.emplace_back(static_cast<std::int64_t>(*pid), to_gib(*gib, unit));
@@ -213,7 +203,7 @@ struct Diagnoser::Impl {
         for (const auto& [name, text] : values) {
           if (name.size() > 5 && name.compare(name.size() - 5, 5, "_unit") == 0) continue;
           if (only_missing && (f.facts.count(name) || f.text_facts.count(name))) continue;
-          auto number = parse_number(text);
+          auto number = util::parse_log_number(text);
           if (!number) {
             f.text_facts[name] = std::string(text);
             continue;

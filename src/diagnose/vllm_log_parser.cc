@@ -109,17 +109,7 @@ const std::vector<Anchor>& anchor_table() {
   return table;
 }
 
-std::optional<double> to_double(std::string_view s) {
-  std::string t;
-  for (char c : s)
-    if (c != ',') t.push_back(c);
-  if (t.empty()) return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  // No number in a vLLM log is infinite or NaN ("INFO" would read as inf).
-  if (end == t.c_str() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
+std::optional<double> to_double(std::string_view s) { return util::parse_log_number(s, false); }
 
 std::optional<std::int64_t> to_int(std::string_view s) {
   auto d = to_double(s);

@@ -13,18 +13,6 @@ namespace headroom::engine {
 
 namespace {
 
-int capability_of(const GpuSpec& gpu) {
-  // "8.6" → 86; unknown → 0 (then no capability check is made).
-  const auto& cc = gpu.compute_capability;
-  auto dot = cc.find('.');
-  if (cc.empty() || dot == std::string::npos) return 0;
-  try {
-    return std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 Failure config_error(std::string error_class, std::string message) {
   return Failure{std::move(error_class), "config", std::move(message), {}};
 }
@@ -93,7 +81,7 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
                         max_model_len_exceeds_message(*in.flags.max_model_len, model.max_length_key, in.derived_max_model_len));
   // 2. config/vllm.py _get_quantization_config (VllmConfig; config.py before v0.10): the method's
   //    minimum compute capability.
-  const int capability = capability_of(in.gpu);
+  const int capability = in.gpu.capability();
   if (!s.quantization.empty() && capability > 0 && in.gpu.vendor != "AMD") {
     const std::string method = effective_quantization(in, capability);
     const int need = min_quantization_capability(method, in.version);
@@ -171,7 +159,7 @@ std::optional<Failure> model_construction_failure(const StartupCheckInputs& in) 
   // 4. Quantized shapes per rank, checked in create_weights as each linear layer is built.
   if (!model.quantization) return std::nullopt;
   const auto& q = *model.quantization;
-  const int capability = capability_of(in.gpu);
+  const int capability = in.gpu.capability();
   const std::string method = effective_quantization(in, capability);
   const int block_n = weight_block(q, 0), block_k = weight_block(q, 1);
   if (method == "fp8" && block_n > 0 && block_k > 0) {
@@ -234,7 +222,7 @@ std::optional<Failure> kv_allocation_failure(const StartupCheckInputs& in) {
   // (platforms/cuda.py get_attn_backend_cls); older GPUs get backends without this constraint.
   std::string backend = in.flags.attention_backend.value_or("");
   std::transform(backend.begin(), backend.end(), backend.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  const bool checked = backend.empty() ? capability_of(in.gpu) >= 80
+  const bool checked = backend.empty() ? in.gpu.capability() >= 80
                                        : backend.starts_with("FLASH_ATTN") || backend.starts_with("TRITON_ATTN");
   if (checked && in.settings.block_size % 16 != 0)
     return Failure{"invalid_block_size", "kv-cache-alloc", "Block size must be a multiple of 16.", {}};

@@ -1,5 +1,6 @@
 // The GPU catalogue: data/gpus.jsonl parsed into GpuSpecs, and name lookup.
 #include <algorithm>
+#include <stdexcept>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -133,6 +134,16 @@ Bytes typical_driver_reserve(Bytes nvml_total_bytes) {
   double total_mib = to_mib(nvml_total_bytes);
   double reserve_mib = 380.0 + 0.0023 * total_mib;
   return static_cast<Bytes>(std::llround(reserve_mib)) * k_mib;
+}
+
+int GpuSpec::capability() const {
+  const auto dot = compute_capability.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= compute_capability.size()) return 0;
+  try {
+    return std::stoi(compute_capability.substr(0, dot)) * 10 + std::stoi(compute_capability.substr(dot + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 GpuSpec custom_gpu(double total_gib) {

@@ -60,8 +60,8 @@ bool matches_module(const std::string& name, const std::string& pattern) {
   // Whole dotted components only: "gate" (MiniMax-M2's fp8 router) names "mlp.gate" but not
   // "mlp.experts.gate_proj" (vLLM quantization/utils/quant_utils.py is_layer_skipped compares
   // module names, v0.16).
-  return name == pattern || name.rfind(pattern + ".", 0) == 0 || name.find("." + pattern + ".") != std::string::npos ||
-         (name.size() >= pattern.size() && name.compare(name.size() - pattern.size(), pattern.size(), pattern) == 0);
+  return name == pattern || name.starts_with(pattern + ".") || name.find("." + pattern + ".") != std::string::npos ||
+         name.ends_with("." + pattern);
 }
 
 class Builder {

@@ -2,7 +2,6 @@
 // models' align-mode state pages, and the GPUs NVFP4 checkpoints run on (natively or through
 // Marlin's weight-only FP4 kernel).
 #include <algorithm>
-#include <stdexcept>
 
 #include "plan/plan_internal.h"
 #include "util/strings.h"
@@ -38,18 +37,6 @@ std::optional<std::string> plan_hybrid_state_note(const ModelSpec& model, const 
 
 namespace {
 
-// "9.0" → 90; 0 when unknown.
-int capability(const GpuSpec& gpu) {
-  const auto& cc = gpu.compute_capability;
-  const auto dot = cc.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size()) return 0;
-  try {
-    return std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 // FP4 tensor cores: compute capability 10.x (B200, B300, GB200), 11.x (Thor) and 12.x (RTX 50,
 // RTX PRO 6000 Blackwell) run NVFP4 GEMMs natively.
 bool native_fp4(int cc) { return cc >= 100 && cc < 130; }
@@ -63,13 +50,13 @@ bool checkpoint_runs_on(const ModelSpec& model, const GpuSpec& gpu) {
   // "current_platform.is_cuda() and has_device_capability(75)": below Blackwell the checkpoint
   // runs through Marlin's weight-only FP4 kernel. Marlin is CUDA-only.
   if (gpu.vendor == "AMD") return false;
-  const int cc = capability(gpu);
+  const int cc = gpu.capability();
   return cc == 0 || cc >= 75;
 }
 
 std::optional<std::string> nvfp4_kernel_note(const ModelSpec& model, const GpuSpec& gpu) {
   if (!is_nvfp4(model)) return std::nullopt;
-  const int cc = capability(gpu);
+  const int cc = gpu.capability();
   if (cc == 0 || native_fp4(cc)) return std::nullopt;
   const std::string name = gpu.name + " (compute capability " + gpu.compute_capability + ")";
   if (!checkpoint_runs_on(model, gpu))

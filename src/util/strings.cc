@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace headroom::util {
 
@@ -123,6 +124,17 @@ std::string with_commas(long long n) {
   }
   if (n < 0) out.push_back('-');
   return std::string(out.rbegin(), out.rend());
+}
+
+std::optional<double> parse_log_number(std::string_view text, bool whole) {
+  std::string t;
+  for (char c : text)
+    if (c != ',') t.push_back(c);
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || (whole && end != t.c_str() + t.size()) || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 }  // namespace headroom::util

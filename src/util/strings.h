@@ -1,6 +1,7 @@
 // Small string helpers that know nothing of vLLM or GPUs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,11 @@ std::string fixed(double value, int decimals);
 
 // Python-style repr of a float as vLLM prints it through round(x, 2): "5.0", "15.72".
 std::string py_round2(double value);
+
+// A number as a log prints it ("1,234.5": commas are dropped). `whole`: the text must be only the
+// number; otherwise a leading number is read ("12.5 GiB"). Never infinite or NaN: no number in a
+// log is, and strtod would read "INFO" as infinity.
+std::optional<double> parse_log_number(std::string_view text, bool whole = true);
 
 // Thousands separators as Python's f"{n:,}".
 std::string with_commas(long long n);
