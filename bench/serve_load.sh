@@ -25,11 +25,11 @@ url="http://127.0.0.1:$port"
 rss() { awk '/^VmRSS/ {print $2 / 1024 " MiB"}' "/proc/$pid/status"; }
 
 # One wrk script per phase: a fixed body, or a body that changes with every request.
-cat > "$tmp/check_same.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "vllm_version": "0.19.0", "flags": {"max_model_len": 32768}}'
-LUA
+# same_body NAME JSON: a wrk script that posts JSON with every request.
+same_body() {
+  printf 'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [[%s]]\n' "$2" > "$tmp/$1.lua"
+}
+same_body check_same '{"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "H100", "vllm_version": "0.19.0", "flags": {"max_model_len": 32768}}'
 cat > "$tmp/check_vary.lua" <<'LUA'
 local n = 0
 request = function()
@@ -38,11 +38,7 @@ request = function()
   return wrk.format("POST", "/v1/check", {["Content-Type"] = "application/json"}, body)
 end
 LUA
-cat > "$tmp/plan_same.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "L4", "vllm_version": "0.19.0", "context": 4096, "concurrency": 8}'
-LUA
+same_body plan_same '{"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "L4", "vllm_version": "0.19.0", "context": 4096, "concurrency": 8}'
 cat > "$tmp/plan_vary.lua" <<'LUA'
 local n = 0
 request = function()
