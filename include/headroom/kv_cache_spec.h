@@ -54,6 +54,7 @@ struct LayerKvSpec {
 struct KvCacheGroup {
   LayerKvSpec spec;
   std::vector<int> layers;  // layer indices (padded groups hold fewer than group_size)
+  Bytes page_sum = 0;       // layer tuples: Σ the pages of the group's layers
 };
 
 struct KvCacheConfig {
@@ -63,7 +64,9 @@ struct KvCacheConfig {
   bool uniform_type = false;  // same type, different shapes: one group, page = Σ layer pages
   Bytes uniform_page_sum = 0;
   int padding_layers = 0;     // "Add N padding layers" slots
-  bool layer_tuples = false;  // DeepSeek-V4: every group gets num_blocks pages; a block is one page of each layer
+  bool layer_tuples = false;  // DeepSeek-V4: groups of layer tuples drawing blocks from one packed pool
+  Bytes tuple_stride = 0;     // layer tuples: bytes of one block of the packed pool
+  Bytes tuple_check_bytes = 0;  // layer tuples: bytes the memory check charges per page a request needs
   bool per_group_rounding = false;  // #48317 (v0.26+): each group's need is rounded up to pages on its own
   std::string error;          // set when vLLM would refuse the layout (pages that cannot be aligned)
   bool empty() const { return groups.empty(); }
@@ -74,9 +77,13 @@ struct KvCacheConfig {
 // Block sizes of smaller-page layers are scaled up so every group has the same page size.
 KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers);
 
-// DeepSeek-V4's packed layout: the layers' specs bucketed into groups, one block = one page of
-// every layer (vllm/v1/core/kv_cache_utils.py, all-UniformTypeKVCacheSpecs layer tuples).
-KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& layers);
+// DeepSeek-V4's packed layout (vllm/v1/core/kv_cache_utils.py group_and_unify_kv_cache_specs,
+// _get_kv_cache_groups_uniform_groups, _get_kv_cache_config_packed): the MLA specs form one group,
+// the sliding-window specs one group per (block size, window), split into sub-groups of layer
+// tuples. All groups share one pool of blocks. With `dense_packing` (#48993, v0.26) a block is the
+// widest group's pages end to end; before, one slot per page size and position across groups, with
+// sliding-window pages padded up to an MLA page size.
+KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& layers, bool dense_packing = true);
 
 // floor(floor(available / page) / group_size), ≥ 0. A model without KV layers gets the single
 // null block vLLM allocates.

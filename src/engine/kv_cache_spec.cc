@@ -152,25 +152,152 @@ KvCacheConfig group_kv_cache_specs(std::vector<LayerKvSpec> layers) {
   return config;
 }
 
-KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& layers) {
+namespace {
+
+// Layers per page size of one group, in first-seen order of the sizes.
+std::vector<std::pair<Bytes, std::vector<int>>> by_page(const std::vector<LayerKvSpec>& layers, const std::vector<int>& idx) {
+  std::vector<std::pair<Bytes, std::vector<int>>> out;
+  for (int i : idx) {
+    const Bytes p = layers[static_cast<std::size_t>(i)].page_bytes();
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == p; });
+    if (it == out.end()) out.push_back({p, {i}});
+    else it->second.push_back(i);
+  }
+  return out;
+}
+
+// UniformTypeKVCacheSpecs.get_num_layer_tuples: how many layers share the most common page size.
+int most_common_page_count(const std::vector<LayerKvSpec>& layers, const std::vector<int>& idx) {
+  std::size_t most = 0;
+  for (const auto& [page, members] : by_page(layers, idx)) most = std::max(most, members.size());
+  return static_cast<int>(most);
+}
+
+// kv_cache_utils.py _approximate_gcd: the chunk size d in [lower_bound, max(values)] that pads the
+// values least when each is rounded up to a multiple of d; ties prefer the larger d.
+int approximate_gcd(const std::vector<int>& values, int lower_bound) {
+  int max_d = 0;
+  for (int v : values) max_d = std::max(max_d, v);
+  const int min_d = std::max(1, lower_bound);
+  if (min_d > max_d) return min_d;
+  int best = min_d;
+  std::int64_t best_pad = -1;
+  for (int d = min_d; d <= max_d; ++d) {
+    std::int64_t pad = 0;
+    for (int v : values) pad += (d - v % d) % d;
+    if (best_pad < 0 || pad < best_pad || (pad == best_pad && d > best)) best_pad = pad, best = d;
+  }
+  return best;
+}
+
+}  // namespace
+
+KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& input, bool dense_packing) {
   KvCacheConfig config;
   config.layer_tuples = true;
   config.group_size = 1;
+  if (input.empty()) return config;
+  std::vector<LayerKvSpec> layers = input;
+  // group_and_unify_kv_cache_specs: every MLA spec in one group; the sliding-window MLA specs
+  // (the SWA cache and the compressor states) in one group per (block size, window).
+  std::vector<int> mla;
+  std::vector<std::pair<std::pair<int, int>, std::vector<int>>> windows;
   for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
-    config.uniform_page_sum += layers[i].page_bytes();
-    auto it = std::find_if(config.groups.begin(), config.groups.end(),
-                           [&](const KvCacheGroup& g) { return g.spec.same_as(layers[i]); });
-    if (it == config.groups.end()) config.groups.push_back({layers[i], {i}});
-    else it->layers.push_back(i);
+    const auto& s = layers[static_cast<std::size_t>(i)];
+    if (s.type == KvSpecType::mla) {
+      mla.push_back(i);
+      continue;
+    }
+    const std::pair<int, int> key{s.block_size, s.sliding_window};
+    auto it = std::find_if(windows.begin(), windows.end(), [&](const auto& w) { return w.first == key; });
+    if (it == windows.end()) windows.push_back({key, {i}});
+    else it->second.push_back(i);
   }
-  config.page_bytes = config.uniform_page_sum;
+  if (mla.empty()) {
+    config.error = "DeepSeek-V4 layout without a compressed MLA layer (vLLM asserts the first group is full MLA)";
+    return config;
+  }
+  // _get_kv_cache_groups_uniform_groups: the number of layer tuples is chosen over the groups'
+  // most common page counts, at least the MLA group's.
+  std::vector<int> counts{most_common_page_count(layers, mla)};
+  for (const auto& w : windows) counts.push_back(most_common_page_count(layers, w.second));
+  const int tuples = approximate_gcd(counts, counts[0]);
+  std::vector<Bytes> mla_pages;
+  for (const auto& [page, members] : by_page(layers, mla)) mla_pages.push_back(page);
+  std::vector<std::vector<int>> groups{mla};
+  for (const auto& w : windows) {
+    // Before #48993 each sliding-window page is padded to the nearest MLA page size not below it.
+    if (!dense_packing) {
+      for (int i : w.second) {
+        auto& s = layers[static_cast<std::size_t>(i)];
+        const Bytes p = s.page_bytes();
+        Bytes target = 0;
+        for (Bytes m : mla_pages)
+          if (m >= p && (target == 0 || m < target)) target = m;
+        if (target == 0) {
+          config.error = "a DeepSeek-V4 sliding-window page of " + std::to_string(p) +
+                         " bytes is larger than every compressed MLA page (vLLM asserts it is not)";
+          return config;
+        }
+        if (target > p) s.page_size_padded = target;
+      }
+    }
+    // Split into sub-groups of at most `tuples` layers per page size, taking tuples round robin.
+    auto sizes = by_page(layers, w.second);
+    const std::size_t per_size = sizes.front().second.size();
+    for (const auto& e : sizes)
+      if (e.second.size() != per_size) {
+        config.error = "DeepSeek-V4 sliding-window group with unequal layer counts per page size (vLLM asserts they match)";
+        return config;
+      }
+    const std::size_t parts = static_cast<std::size_t>(ceil_div(static_cast<std::int64_t>(per_size), static_cast<std::int64_t>(tuples)));
+    for (std::size_t g = 0; g < parts; ++g) {
+      std::vector<int> members;
+      for (std::size_t t = g; t < per_size; t += parts)
+        for (const auto& e : sizes) members.push_back(e.second[t]);
+      groups.push_back(members);
+    }
+  }
+  // One block of the shared pool. Dense (#48993): each group's pages laid end to end, the groups
+  // overlaid, so the widest group sets the stride. Before: one slot per page size and position,
+  // shared across groups, so Σ page × slots.
+  if (dense_packing) {
+    for (const auto& g : groups) {
+      Bytes sum = 0;
+      for (int i : g) sum += layers[static_cast<std::size_t>(i)].page_bytes();
+      config.tuple_stride = std::max(config.tuple_stride, sum);
+    }
+  } else {
+    std::vector<std::pair<Bytes, std::size_t>> slots;
+    for (const auto& g : groups)
+      for (const auto& [page, members] : by_page(layers, g)) {
+        auto it = std::find_if(slots.begin(), slots.end(), [&](const auto& e) { return e.first == page; });
+        if (it == slots.end()) slots.push_back({page, members.size()});
+        else it->second = std::max(it->second, members.size());
+      }
+    for (const auto& [page, n] : slots) config.tuple_stride += page * static_cast<Bytes>(n);
+  }
+  // _max_memory_usage_bytes_from_groups: each page a request needs is charged the largest group's
+  // tuple count times one tuple of the MLA group's page sizes.
+  int most = 0;
+  for (const auto& g : groups) most = std::max(most, most_common_page_count(layers, g));
+  Bytes tuple_bytes = 0;
+  for (Bytes p : mla_pages) tuple_bytes += p;
+  config.tuple_check_bytes = static_cast<Bytes>(most) * tuple_bytes;
+  for (const auto& g : groups) {
+    KvCacheGroup group{layers[static_cast<std::size_t>(g.front())], g};
+    for (int i : g) group.page_sum += layers[static_cast<std::size_t>(i)].page_bytes();
+    config.uniform_page_sum += group.page_sum;
+    config.groups.push_back(group);
+  }
+  config.page_bytes = config.tuple_stride;
   return config;
 }
 
 std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available) {
   if (config.empty()) return 1;  // attention-free models: only the null block
   if (available <= 0) return 0;
-  if (config.layer_tuples) return available / config.uniform_page_sum;
+  if (config.layer_tuples) return available / config.tuple_stride;
   if (config.uniform_type) return available / config.uniform_page_sum;
   return (available / config.page_bytes) / config.group_size;
 }
@@ -183,20 +310,31 @@ Bytes need_per_group_sum(const KvCacheConfig& config, std::int64_t max_model_len
   return sum;
 }
 
-// Layer tuples: each group has its own pool of num_blocks pages, so a request needs as many
-// blocks as its most demanding group.
-std::int64_t tuple_blocks(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
-  std::int64_t most = 0;
+// Layer tuples: all groups draw blocks from one pool; a request needs each group's pages
+// (UniformTypeKVCacheSpecs.max_memory_usage_pages; every layer of a group needs as many).
+std::int64_t tuple_pages(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
+  std::int64_t pages = 0;
   for (const auto& g : config.groups)
-    most = std::max<std::int64_t>(most, ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), g.spec.page_bytes()));
-  return most;
+    pages += ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), g.spec.page_bytes());
+  return pages;
+}
+
+// Before #48317: cdiv(Σ_groups pages × the group's page sum, the first (MLA) group's page sum)
+// (get_max_concurrency_for_kv_cache_config with UniformTypeKVCacheSpecs groups).
+std::int64_t tuple_blocks_pre_v026(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
+  Bytes need = 0;
+  for (const auto& g : config.groups)
+    need += ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), g.spec.page_bytes()) * g.page_sum;
+  return ceil_div(need, std::max<Bytes>(1, config.groups.front().page_sum));
 }
 
 }  // namespace
 
 std::int64_t blocks_per_request(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
   if (config.empty()) return 0;
-  if (config.layer_tuples) return tuple_blocks(config, max_model_len, in_flight);
+  if (config.layer_tuples)
+    return config.per_group_rounding ? tuple_pages(config, max_model_len, in_flight)
+                                     : tuple_blocks_pre_v026(config, max_model_len, in_flight);
   if (config.uniform_type) return ceil_div(max_model_len, config.groups[0].spec.block_size);
   if (config.per_group_rounding) {
     // kv_cache_utils.py get_max_concurrency_for_kv_cache_config (#48317, v0.26):
@@ -211,7 +349,7 @@ std::int64_t blocks_per_request(const KvCacheConfig& config, std::int64_t max_mo
 
 Bytes kv_bytes_needed(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
   if (config.empty()) return 0;
-  if (config.layer_tuples) return tuple_blocks(config, max_model_len, in_flight) * config.uniform_page_sum;
+  if (config.layer_tuples) return tuple_pages(config, max_model_len, in_flight) * config.tuple_check_bytes;
   if (config.uniform_type) return ceil_div(max_model_len, config.groups[0].spec.block_size) * config.uniform_page_sum;
   // _check_enough_kv_cache_memory: group_size × page × Σ_g ceil(need_g / page).
   Bytes blocks = 0;

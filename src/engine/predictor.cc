@@ -245,6 +245,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     KvCacheConfig kv;
     std::int64_t num_blocks;
     int block_size;
+    int layers;
     std::vector<LayerKvSpec> check_specs;  // V1 v0.8-v0.9 with sliding layers: the specs the check sums
   };
   std::vector<StageResult> results;
@@ -252,6 +253,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     const auto& sw = stages[static_cast<std::size_t>(st)];
     StageResult r{};
     r.weights = sw.bytes;
+    r.layers = sw.end_layer - sw.first_layer;
     engine::ActivationInputs ai;
     ai.tensor_parallel_size = tp;
     ai.expert_parallel_size = plan.expert_parallel_size;
@@ -304,7 +306,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
       own.hybrid_manager = true;  // each layer's own spec, before unification
       r.check_specs = engine::build_kv_layers(model, own).specs;
     }
-    r.kv = layers.layer_tuples ? group_layer_tuples(layers.specs) : group_kv_cache_specs(layers.specs);
+    r.kv = layers.layer_tuples ? group_layer_tuples(layers.specs, era.v4_dense_packing) : group_kv_cache_specs(layers.specs);
     r.kv.per_group_rounding = era.per_group_capacity;
     r.num_blocks = num_blocks_for(r.kv, r.available);
     results.push_back(std::move(r));
@@ -332,7 +334,10 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   p.num_gpu_blocks = w.num_blocks;
   // An override replaces the profiled block count; from v0.21 (#41069) the checks and auto-fit see
   // the memory those blocks take instead of the profiled figure.
-  const Bytes block_bytes = w.kv.uniform_type ? w.kv.uniform_page_sum : w.kv.page_bytes * std::max(1, w.kv.group_size);
+  // (_pool_bytes_per_block: the packed block for DeepSeek-V4's layer tuples.)
+  const Bytes block_bytes = w.kv.layer_tuples  ? w.kv.tuple_stride
+                            : w.kv.uniform_type ? w.kv.uniform_page_sum
+                                                : w.kv.page_bytes * std::max(1, w.kv.group_size);
   Bytes kv_available = w.available;
   if (flags.num_gpu_blocks_override) {
     p.num_gpu_blocks = *flags.num_gpu_blocks_override;
@@ -367,8 +372,10 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
       one.block_size = 1;
       kv.bytes_per_token = one.type == KvSpecType::mamba ? 0 : one.page_bytes() * attn_layers;
       // One block holds a page of every layer (sparse MLA latent + indexer, DeepSeek-V4 tuples).
-      if (w.kv.uniform_type || w.kv.layer_tuples) kv.bytes_per_token = w.kv.uniform_page_sum / std::max(1, s.block_size);
+      if (w.kv.uniform_type) kv.bytes_per_token = w.kv.uniform_page_sum / std::max(1, s.block_size);
+      if (w.kv.layer_tuples) kv.bytes_per_token = w.kv.tuple_stride / std::max(1, s.block_size);
       kv.description = std::to_string(attn_layers) + " attention layers";
+      if (w.kv.layer_tuples) kv.description = std::to_string(attn_layers) + " caches of " + std::to_string(w.layers) + " layers";
       if (model.mla) kv.description += ", MLA latent " + std::to_string(first->spec.head_size);
       else kv.description += ", " + std::to_string(first->spec.num_kv_heads) + " KV heads × " + std::to_string(first->spec.head_size);
       kv.description += ", " + (s.kv_cache_dtype == "auto" ? s.dtype : s.kv_cache_dtype);
@@ -445,6 +452,20 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     }
   }
   capacity(s.max_model_len);
+  // DeepSeek-V4: the sliding-window caches and compressor states are sized for every token in
+  // flight, and each of their pages takes a whole packed block; say so when they, not the
+  // context, set the concurrency.
+  if (w.kv.layer_tuples && !w.kv.groups.empty() && kv.blocks_per_request > 0) {
+    const auto& g0 = w.kv.groups.front().spec;
+    const std::int64_t context_pages = ceil_div(g0.max_memory_usage_bytes(s.max_model_len, in_flight), g0.page_bytes());
+    const std::int64_t window_pages = kv.blocks_per_request - context_pages;
+    if (window_pages > context_pages)
+      p.notes.push_back("each request holds " + std::to_string(context_pages) + " blocks for its context and " +
+                        std::to_string(window_pages) + " for the sliding-window caches and compressor states, sized for " +
+                        std::to_string(in_flight) + " tokens in flight (max_num_batched_tokens" +
+                        (in_flight > s.max_num_batched_tokens ? " × " + std::to_string(in_flight / std::max(1, s.max_num_batched_tokens)) : std::string()) +
+                        "); a lower --max-num-batched-tokens raises the concurrency");
+  }
   if (auto f = engine::kv_allocation_failure(check_in)) fail(*f);
   // Hybrid Mamba models: each decode sequence needs its own state block, and FULL decode graphs
   // are captured up to max_num_seqs (config/compilation.py resolve_cudagraph_mode_and_sizes, 2026).

@@ -15,6 +15,7 @@ const VllmVersion k_mrv2_graph_estimate{0, 29};  // #53306 "[Model Runner V2] Re
 const VllmVersion k_per_group_capacity{0, 26};   // #48317, 2026-07-21
 const VllmVersion k_non_kv_free_memory{0, 26};   // #49208, 2026-07-20
 const VllmVersion k_hybrid_align{0, 28};         // #50991, 2026-08-04
+const VllmVersion k_v4_dense_packing{0, 26};     // #48993, 2026-07-22 (v0.26.0 tagged 2026-07-25)
 
 bool has_state_layers(const ModelSpec& m) {
   return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(), [](LayerKind k) {
@@ -42,6 +43,7 @@ EraRules era_rules(const VllmVersion& version, const ModelSpec& model) {
   r.model_runner_v2 = v >= k_mrv2_all || (v >= k_mrv2_dense && is_dense_for_mrv2(model));
   r.graph_estimate_is_zero = r.model_runner_v2 && v < k_mrv2_graph_estimate;
   r.per_group_capacity = v >= k_per_group_capacity;
+  r.v4_dense_packing = v >= k_v4_dense_packing;
   r.non_kv_from_free_memory = v >= k_non_kv_free_memory;
   r.hybrid_prefix_caching_align = v >= k_hybrid_align && has_state_layers(model);
   return r;

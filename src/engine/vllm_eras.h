@@ -22,6 +22,9 @@ struct EraRules {
   bool graph_estimate_is_zero = false;
   // #48317 (v0.26): concurrency rounds each group's need up to pages on its own.
   bool per_group_capacity = false;
+  // #48993 (v0.26): DeepSeek-V4's packed KV block overlays the groups' layouts (the widest group
+  // sets the block size) instead of one slot per page size, and drops the sliding-window padding.
+  bool v4_dense_packing = false;
   // #50991 (v0.28): prefix caching on for hybrid models, Mamba cache mode "align", two state
   // pages per request.
   bool hybrid_prefix_caching_align = false;

@@ -76,8 +76,10 @@ void infer_quant_from_id(std::string_view id, json& q) {
 
 // The catalogue summarises two per-layer lists as counts; they are expanded back into lists.
 // - DeepSeek-V4 compress_ratios {"0": 3, "4": 21, "128": 20} over 44 entries (43 layers + MTP).
-//   The order is not recorded: the sliding-only layers come first, then 4 and 128 alternate. The
-//   order matters only for how pipeline stages split the layers.
+//   The order is not recorded; the expansion follows the published configs and the V4 report:
+//   the MTP placeholder is the trailing 0, the other zeros (sliding-window-only layers) lead,
+//   surplus ratio-128 layers lead after them (V4-Pro: "first 2 layers HCA"), and the rest alternate
+//   4, 128, …, 4 (V4-Flash: [0, 0, 4, 128, 4, …, 4, 0]).
 // - GLM-5.2 indexer_types from indexer_types_indices_of_full: those layers are "full", the others
 //   "shared".
 void expand_summaries(const json& line, json& text) {
@@ -86,15 +88,22 @@ void expand_summaries(const json& line, json& text) {
     std::map<int, int> left;
     for (const auto& [k, v] : (*mla)["compress_ratios_counts"].items())
       if (v.is_number_integer()) left[std::atoi(k.c_str())] = v.get<int>();
+    int total = 0;
+    for (const auto& [r, n] : left) total += std::max(0, n);
+    const bool mtp_slot = line.contains("num_hidden_layers") && line["num_hidden_layers"].is_number_integer() &&
+                          total == line["num_hidden_layers"].get<int>() + 1 && left[0] > 0;
+    if (mtp_slot) --left[0];
     json ratios = json::array();
     for (; left[0] > 0; --left[0]) ratios.push_back(0);
     for (; left[1] > 0; --left[1]) ratios.push_back(1);
+    for (int lead = left[128] - left[4] + 1; lead > 0 && left[128] > 0; --lead, --left[128]) ratios.push_back(128);
     while (left[4] > 0 || left[128] > 0) {
       if (left[4] > 0 && left[4]-- > 0) ratios.push_back(4);
       if (left[128] > 0 && left[128]-- > 0) ratios.push_back(128);
     }
     for (const auto& [r, n] : left)
       for (int i = 0; i < n; ++i) ratios.push_back(r);
+    if (mtp_slot) ratios.push_back(0);
     text["compress_ratios"] = ratios;
   }
   // Nemotron-3 written as layers_block_type (counts only here): a hybrid_override_pattern with the

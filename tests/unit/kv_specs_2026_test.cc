@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "engine/kv_layers.h"
 #include "headroom/kv_cache_spec.h"
@@ -195,28 +196,168 @@ TEST(KvSpecs2026, Glm52SharedIndexerLayersKeepNoIndexerCache) {
   EXPECT_EQ(engine::build_kv_layers(m, in).specs.size(), 78u + 21u);
 }
 
-// DeepSeek-V4-Flash: 43 layers with a sliding-window cache each, 21 ratio-4 layers with a
-// compressed cache and an indexer, 20 ratio-128 layers with a compressed cache (the catalogue's
-// compress_ratios counts 3 / 21 / 20 over 44 entries, the last being the MTP layer).
-TEST(KvSpecs2026, DeepSeekV4LayerTuple) {
+// DeepSeek-V4-Flash's published config.json: "first 2 layers SWA-only (0), then alternating
+// CSA(4) / HCA(128), trailing 0 is the MTP placeholder" — 44 entries for 43 layers.
+TEST(KvSpecs2026, DeepSeekV4FlashRatiosFollowThePublishedOrder) {
   ModelSpec m = model("deepseek-ai/DeepSeek-V4-Flash");
   ASSERT_TRUE(m.mla);
-  ASSERT_EQ(m.mla->compress_ratios.size(), 43u);
+  const auto& r = m.mla->compress_ratios;
+  ASSERT_EQ(r.size(), 43u);
+  EXPECT_EQ(r[0], 0);
+  EXPECT_EQ(r[1], 0);
+  EXPECT_EQ(r[2], 4);
+  EXPECT_EQ(r[3], 128);
+  EXPECT_EQ(r[42], 4);
+  EXPECT_EQ(std::count(r.begin(), r.end(), 4), 21);
+  EXPECT_EQ(std::count(r.begin(), r.end(), 128), 20);
+}
+
+// The V4 report: "DeepSeek-V4-Pro: first 2 layers = HCA; remaining layers interleave CSA/HCA";
+// its config counts 30 × 4, 31 × 128 and one 0 (the MTP placeholder) over 62 entries.
+TEST(KvSpecs2026, DeepSeekV4ProStartsWithTwoHeavilyCompressedLayers) {
+  ModelSpec m = model("deepseek-ai/DeepSeek-V4-Pro");
+  ASSERT_TRUE(m.mla);
+  const auto& r = m.mla->compress_ratios;
+  ASSERT_EQ(r.size(), 61u);
+  EXPECT_EQ(r[0], 128);
+  EXPECT_EQ(r[1], 128);
+  EXPECT_EQ(r[2], 4);
+  EXPECT_EQ(std::count(r.begin(), r.end(), 0), 0);
+}
+
+// Pages of every cache a V4 layer owns with fp8_ds_mla (vllm/models/deepseek_v4):
+// - sliding window: 64 tokens × 584 B = 37376 → 576-aligned 37440;
+// - ratio-4 compressed MLA: 256 / 4 = 64 stored tokens × 584 B → 37440;
+// - ratio-128 compressed MLA: 2 × 584 = 1168 → 1728;
+// - indexer: 64 × (128 + 4) B = 8448 → 8640;
+// - compressor.py CompressorStateCache, float32 [block, 2 × coff × head_dim]: ratio 4 (coff 2)
+//   4 × 2048 × 4 = 32768 → 32832; its indexer's 4 × 512 × 4 = 8192 → 8640; ratio 128 (coff 1)
+//   8 × 1024 × 4 = 32768 → 32832.
+TEST(KvSpecs2026, DeepSeekV4CachePagesIncludeTheCompressorStates) {
+  ModelSpec m = model("deepseek-ai/DeepSeek-V4-Flash");
   engine::KvLayerInputs in;
-  in.end_layer = m.num_layers;
+  in.kv_cache_dtype = "fp8_ds_mla";
+  in.first_layer = 2;  // layer 2 is ratio 4, layer 3 ratio 128
+  in.end_layer = 4;
   auto layers = engine::build_kv_layers(m, in);
   EXPECT_TRUE(layers.layer_tuples);
-  int r4 = 0, r128 = 0;
-  for (int r : m.mla->compress_ratios) r4 += r == 4, r128 += r == 128;
-  // The MTP entry is dropped from whichever count the catalogue order puts last.
-  EXPECT_EQ(r4 + r128 + 3, 43);
-  KvCacheConfig c = group_layer_tuples(layers.specs);
-  // SWA rows: 64 × 584 = 37376 → 37440 per 64-token block on every layer.
-  const Bytes expected = 43LL * 37440 + r4 * (37440LL + 64 * 132) + r128 * 1728LL;
-  EXPECT_EQ(c.uniform_page_sum, expected);
-  // One request of 8192 tokens needs 32 blocks of the 256-token groups (the sliding window needs
-  // fewer), so 32 layer tuples.
-  EXPECT_EQ(blocks_per_request(c, 8192, 0), 32);
+  std::vector<std::tuple<KvSpecType, int, int, Bytes>> got;
+  for (const auto& s : layers.specs) got.emplace_back(s.type, s.block_size, s.sliding_window, s.page_bytes());
+  const std::vector<std::tuple<KvSpecType, int, int, Bytes>> want{
+      {KvSpecType::sliding_window, 64, 128, 37440},  // layer 2: SWA cache
+      {KvSpecType::mla, 256, 0, 37440},              // compressed MLA, ratio 4
+      {KvSpecType::sliding_window, 4, 8, 32832},     // its compressor state
+      {KvSpecType::mla, 256, 0, 8640},               // indexer keys
+      {KvSpecType::sliding_window, 4, 8, 8640},      // the indexer's compressor state
+      {KvSpecType::sliding_window, 64, 128, 37440},  // layer 3: SWA cache
+      {KvSpecType::mla, 256, 0, 1728},               // compressed MLA, ratio 128
+      {KvSpecType::sliding_window, 8, 128, 32832},   // its compressor state
+  };
+  EXPECT_EQ(got, want);
+}
+
+// Hand-built layers of a V4 model, one entry per layer: 0 sliding only, 4 or 128 compressed.
+// Row bytes are given per cache so that the layouts PR #48993 measured can be rebuilt.
+struct V4Rows {
+  int row = 584;          // bytes per stored token of the SWA and compressed MLA caches
+  int indexer_row = 132;  // fp8 keys + fp32 scale; 68 with MXFP4 keys
+  int alignment = 576;    // MLA pages; 512 without fp8_ds_mla
+  int state_alignment = 576;
+};
+
+std::vector<LayerKvSpec> v4_layers(const std::vector<int>& ratios, const V4Rows& rows) {
+  auto spec = [&](KvSpecType type, int block, int window, int ratio, int head, double elem, int align) {
+    LayerKvSpec s;
+    s.type = type;
+    s.latent = true;
+    s.block_size = block;
+    s.sliding_window = window;
+    s.compress_ratio = ratio;
+    s.head_size = head;
+    s.element_bytes = elem;
+    s.alignment = align;
+    return s;
+  };
+  std::vector<LayerKvSpec> out;
+  for (int r : ratios) {
+    out.push_back(spec(KvSpecType::sliding_window, 64, 128, 1, rows.row, 1, rows.alignment));
+    if (r <= 1) continue;
+    out.push_back(spec(KvSpecType::mla, 256, 0, r, rows.row, 1, rows.alignment));
+    const int coff = r == 4 ? 2 : 1;
+    out.push_back(spec(KvSpecType::sliding_window, r == 4 ? 4 : 8, coff * r, 1, 2 * coff * 512, 4, rows.state_alignment));
+    if (r == 4) {
+      out.push_back(spec(KvSpecType::mla, 256, 0, 4, rows.indexer_row, 1, rows.alignment));
+      out.push_back(spec(KvSpecType::sliding_window, 4, 8, 1, 2 * coff * 128, 4, rows.state_alignment));
+    }
+  }
+  return out;
+}
+
+// DeepSeek-V4-Pro's 61 layers: two ratio-128 layers, then 4, 128, …, 4.
+std::vector<int> v4_pro_ratios() {
+  std::vector<int> r{128, 128};
+  for (int i = 0; i < 59; ++i) r.push_back(i % 2 == 0 ? 4 : 128);
+  return r;
+}
+
+// PR #48993 ("[Core][DSV4] Compact MXFP4 indexer KV cache and packed group overlays") measured the
+// physical block stride of DeepSeek-V4-Pro at startup on GB200: with the FlashMLA fp8_ds_mla
+// layout 1,473,408 bytes before (one slot per page size, sliding-window pages padded, the MXFP4
+// indexer reserving the 132-byte fp8 row) and 1,315,008 after (groups overlaid, 68-byte MXFP4
+// indexer rows); with FlashInfer's plain 512-byte rows 1,308,672 before and 1,228,800 after.
+TEST(KvSpecs2026, DeepSeekV4ProBlockStrideMatchesTheMeasuredLayouts) {
+  const auto ratios = v4_pro_ratios();
+  V4Rows flashmla;
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashmla), false).tuple_stride, 1473408);
+  V4Rows flashmla_mxfp4 = flashmla;
+  flashmla_mxfp4.indexer_row = 68;
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashmla_mxfp4), true).tuple_stride, 1315008);
+  V4Rows flashinfer{512, 132, 512, 0};
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashinfer), false).tuple_stride, 1308672);
+  V4Rows flashinfer_mxfp4{512, 68, 512, 0};
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashinfer_mxfp4), true).tuple_stride, 1228800);
+}
+
+// DeepSeek-V4-Flash (43 layers: 2 sliding-only, 21 ratio 4, 20 ratio 128), fp8_ds_mla, from v0.26:
+// - groups: all MLA caches; the SWA caches (block 64, window 128); the ratio-4 compressor states
+//   (block 4, window 8); the ratio-128 states (block 8, window 128);
+// - layer tuples = _approximate_gcd([21, 43, 21, 20], lower bound 21) = 22 (padding 5), so the 43
+//   SWA caches split into sub-groups of 22 and 21: five groups;
+// - block = the widest group: 21 × 37440 + 21 × 8640 + 20 × 1728 = 1,002,240 bytes;
+// - memory check per page a request needs: 22 tuples × (37440 + 8640 + 1728) = 1,051,776 bytes.
+TEST(KvSpecs2026, DeepSeekV4FlashPackedGroups) {
+  ModelSpec m = model("deepseek-ai/DeepSeek-V4-Flash");
+  engine::KvLayerInputs in;
+  in.kv_cache_dtype = "fp8_ds_mla";
+  in.end_layer = m.num_layers;
+  KvCacheConfig c = group_layer_tuples(engine::build_kv_layers(m, in).specs, true);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  ASSERT_EQ(c.groups.size(), 5u);
+  EXPECT_EQ(c.groups[0].layers.size(), 62u);
+  EXPECT_EQ(c.groups[1].layers.size(), 22u);
+  EXPECT_EQ(c.groups[2].layers.size(), 21u);
+  EXPECT_EQ(c.tuple_stride, 1002240);
+  EXPECT_EQ(c.tuple_check_bytes, 22 * 47808);
+  EXPECT_EQ(num_blocks_for(c, 1002240LL * 1000 + 5), 1000);
+  // v0.26+ (#48317) per-request pages at max_model_len 8192 with 2048 tokens in flight:
+  // MLA cdiv(8192, 256) = 32; each SWA sub-group cdiv(127 + 2048, 64) + 1 = 35;
+  // ratio-4 states cdiv(7 + 2048, 4) + 1 = 515; ratio-128 states cdiv(127 + 2048, 8) + 1 = 273.
+  c.per_group_rounding = true;
+  EXPECT_EQ(blocks_per_request(c, 8192, 2048), 32 + 35 + 35 + 515 + 273);
+  EXPECT_EQ(kv_bytes_needed(c, 8192, 2048), (32 + 35 + 35 + 515 + 273) * 22LL * 47808);
+}
+
+// Before v0.26 the SWA-type pages are padded to the nearest MLA page size (the ratio-4 states'
+// 32832 → 37440) and every page size has one slot per position across the groups:
+// 22 × 37440 + 21 × 8640 + 20 × 1728 = 1,039,680 bytes.
+TEST(KvSpecs2026, DeepSeekV4FlashPageSizeSlotsBeforeV026) {
+  ModelSpec m = model("deepseek-ai/DeepSeek-V4-Flash");
+  engine::KvLayerInputs in;
+  in.kv_cache_dtype = "fp8_ds_mla";
+  in.end_layer = m.num_layers;
+  KvCacheConfig c = group_layer_tuples(engine::build_kv_layers(m, in).specs, false);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EXPECT_EQ(c.tuple_stride, 1039680);
 }
 
 // An architecture whose caches headroom does not size yet is an error that names them, never a
