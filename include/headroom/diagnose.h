@@ -103,6 +103,9 @@ class LogScanner {
  public:
   // Errors: invalid_argument when a pattern compiles in neither engine.
   static Result<std::unique_ptr<LogScanner>> create(const std::vector<std::string>& patterns);
+  // A scanner sharing this one's compiled patterns with scratch space of its own, for another
+  // thread. Errors: internal when Hyperscan cannot allocate the scratch space.
+  Result<std::unique_ptr<LogScanner>> clone() const;
   ~LogScanner();
 
   // Feeds every line that matched at least one pattern to `on_line(line_number, line, ids)`.
@@ -190,6 +193,9 @@ class LogDiagnoser {
  public:
   // Errors: those of LogScanner::create.
   static Result<std::unique_ptr<LogDiagnoser>> create(const KnowledgeBase& kb);
+  // Another diagnoser on the same patterns and pattern database (no compilation), for another
+  // thread. Errors: those of LogScanner::clone.
+  Result<std::unique_ptr<LogDiagnoser>> clone() const;
   // Errors: those of LogScanner::scan.
   Result<Diagnosis> diagnose(ByteSource& source, const DiagnoseOptions& options = {});
 

@@ -14,6 +14,12 @@ Result<std::unique_ptr<LogDiagnoser>> LogDiagnoser::create(const KnowledgeBase& 
   return std::unique_ptr<LogDiagnoser>(new LogDiagnoser(kb, std::move(patterns), std::move(*scanner)));
 }
 
+Result<std::unique_ptr<LogDiagnoser>> LogDiagnoser::clone() const {
+  auto scanner = m_scanner->clone();
+  if (!scanner) return tl::unexpected(scanner.error());
+  return std::unique_ptr<LogDiagnoser>(new LogDiagnoser(m_kb, m_patterns, std::move(*scanner)));
+}
+
 Result<Diagnosis> LogDiagnoser::diagnose(ByteSource& source, const DiagnoseOptions& options) {
   Diagnoser diagnoser(m_kb, m_patterns);
   auto totals = m_scanner->scan(

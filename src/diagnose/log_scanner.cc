@@ -136,15 +136,23 @@ std::unique_ptr<ByteSource> memory_source(std::string bytes, std::string name) {
   return std::make_unique<MemorySource>(std::move(bytes), std::move(name));
 }
 
-struct LogScanner::Impl {
+// The compiled patterns: immutable once built, shared by every clone of a scanner (Hyperscan
+// databases and RE2 objects are safe to match from several threads at once).
+struct CompiledPatterns {
   hs_database_t* db = nullptr;
-  hs_scratch_t* scratch = nullptr;
   std::vector<int> hs_ids;  // Hyperscan id → pattern index
   std::vector<std::pair<int, std::unique_ptr<RE2>>> fallback;
+  ~CompiledPatterns() {
+    if (db) hs_free_database(db);
+  }
+};
 
+struct LogScanner::Impl {
+  std::shared_ptr<CompiledPatterns> compiled;
+  hs_scratch_t* scratch = nullptr;  // one per scanner: Hyperscan scratch is single-threaded
+  const hs_database_t* db() const { return compiled->db; }
   ~Impl() {
     if (scratch) hs_free_scratch(scratch);
-    if (db) hs_free_database(db);
   }
 };
 
@@ -153,7 +161,8 @@ LogScanner::~LogScanner() = default;
 Result<std::unique_ptr<LogScanner>> LogScanner::create(const std::vector<std::string>& patterns) {
   std::unique_ptr<LogScanner> scanner(new LogScanner());
   scanner->m_impl = std::make_unique<Impl>();
-  Impl& impl = *scanner->m_impl;
+  scanner->m_impl->compiled = std::make_shared<CompiledPatterns>();
+  CompiledPatterns& impl = *scanner->m_impl->compiled;
   std::vector<int> candidates(patterns.size());
   for (std::size_t i = 0; i < patterns.size(); ++i) candidates[i] = static_cast<int>(i);
   // Compile everything at once; a pattern Hyperscan rejects is moved to the RE2 fallback and the
@@ -193,9 +202,19 @@ Result<std::unique_ptr<LogScanner>> LogScanner::create(const std::vector<std::st
     impl.fallback.emplace_back(index, std::move(re));
     candidates.erase(candidates.begin() + bad);
   }
-  if (impl.db && hs_alloc_scratch(impl.db, &impl.scratch) != HS_SUCCESS)
+  if (impl.db && hs_alloc_scratch(impl.db, &scanner->m_impl->scratch) != HS_SUCCESS)
     return make_error(ErrorCode::internal, "Hyperscan could not allocate its scratch space");
   return scanner;
+}
+
+Result<std::unique_ptr<LogScanner>> LogScanner::clone() const {
+  std::unique_ptr<LogScanner> copy(new LogScanner());
+  copy->m_impl = std::make_unique<Impl>();
+  copy->m_impl->compiled = m_impl->compiled;
+  copy->m_warnings = m_warnings;
+  if (m_impl->scratch && hs_clone_scratch(m_impl->scratch, &copy->m_impl->scratch) != HS_SUCCESS)
+    return make_error(ErrorCode::internal, "Hyperscan could not allocate its scratch space");
+  return copy;
 }
 
 namespace {
@@ -259,7 +278,7 @@ Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallba
     const std::size_t len = norm.size();
     hits.clear();
     ctx.matches.clear();
-    if (m_impl->db) hs_scan(m_impl->db, p, static_cast<unsigned>(len), 0, m_impl->scratch, on_hs_match, &ctx);
+    if (m_impl->db()) hs_scan(m_impl->db(), p, static_cast<unsigned>(len), 0, m_impl->scratch, on_hs_match, &ctx);
     auto line_of = [&](std::size_t offset) {
       auto it = std::upper_bound(norm_lines.begin(), norm_lines.end(), offset,
                                  [](std::size_t o, const auto& entry) { return o < entry.first; });
@@ -268,14 +287,14 @@ Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallba
     for (auto [to, hs_id] : ctx.matches) {
       std::size_t last = to == 0 ? 0 : static_cast<std::size_t>(to - 1);
       std::size_t k = line_of(last);
-      hits.push_back({k, norm_lines[k].second, m_impl->hs_ids[hs_id]});
+      hits.push_back({k, norm_lines[k].second, m_impl->compiled->hs_ids[hs_id]});
     }
-    if (!m_impl->fallback.empty())
+    if (!m_impl->compiled->fallback.empty())
       for (std::size_t k = 0; k < norm_lines.size(); ++k) {
         std::size_t s = norm_lines[k].first;
         std::size_t e = (k + 1 < norm_lines.size() ? norm_lines[k + 1].first : len) - 1;
         std::string_view line(p + s, e - s);
-        for (auto& [index, re] : m_impl->fallback)
+        for (auto& [index, re] : m_impl->compiled->fallback)
           if (RE2::PartialMatch(line, *re)) hits.push_back({k, norm_lines[k].second, index});
       }
     std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.line_start < b.line_start; });

@@ -2,6 +2,7 @@
 // architecture when no safetensors headers are at hand. Names and shapes follow the HF layouts
 // (the engine shards tensors by name); dtypes follow torch_dtype and the quantization config.
 #include <algorithm>
+#include <optional>
 #include <regex>
 
 #include "model/model_internal.h"
@@ -39,30 +40,42 @@ Scheme scheme_of(const QuantizationConfig& q) {
   return Scheme::none;
 }
 
-bool matches_module(const std::string& name, const std::string& pattern) {
-  if (pattern.rfind("re:", 0) == 0) {
-    try {
-      return std::regex_search(name, std::regex(pattern.substr(3)));
-    } catch (const std::regex_error&) {
-      return false;
-    }
-  }
-  if (pattern.find('*') != std::string::npos) {
-    // Glob: "model.layers.*.self_attn" matches any layer index.
+// One entry of a quantization config's ignore list, compiled once: "re:<regex>" (compressed-
+// tensors), a glob with "*" ("model.layers.*.self_attn"), or a module name.
+class ModulePattern {
+ public:
+  explicit ModulePattern(const std::string& pattern) : m_plain(pattern) {
     std::string re;
-    for (char c : pattern) re += c == '*' ? std::string(".*") : c == '.' ? std::string("\\.") : std::string(1, c);
+    if (pattern.rfind("re:", 0) == 0) {
+      re = pattern.substr(3);
+    } else if (pattern.find('*') != std::string::npos) {
+      re = "^";
+      for (char c : pattern) re += c == '*' ? std::string(".*") : c == '.' ? std::string("\\.") : std::string(1, c);
+    } else {
+      return;
+    }
     try {
-      return std::regex_search(name, std::regex("^" + re));
+      m_regex.emplace(re);
     } catch (const std::regex_error&) {
-      return false;
+      m_invalid = true;  // an ignore entry that is no valid regex ignores nothing
     }
   }
-  // Whole dotted components only: "gate" (MiniMax-M2's fp8 router) names "mlp.gate" but not
-  // "mlp.experts.gate_proj" (vLLM quantization/utils/quant_utils.py is_layer_skipped compares
-  // module names, v0.16).
-  return name == pattern || name.starts_with(pattern + ".") || name.find("." + pattern + ".") != std::string::npos ||
-         name.ends_with("." + pattern);
-}
+
+  bool matches(const std::string& name) const {
+    if (m_invalid) return false;
+    if (m_regex) return std::regex_search(name, *m_regex);
+    // Whole dotted components only: "gate" (MiniMax-M2's fp8 router) names "mlp.gate" but not
+    // "mlp.experts.gate_proj" (vLLM quantization/utils/quant_utils.py is_layer_skipped compares
+    // module names, v0.16).
+    return name == m_plain || name.starts_with(m_plain + ".") || name.find("." + m_plain + ".") != std::string::npos ||
+           name.ends_with("." + m_plain);
+  }
+
+ private:
+  std::string m_plain;
+  std::optional<std::regex> m_regex;
+  bool m_invalid = false;
+};
 
 class Builder {
  public:
@@ -73,6 +86,8 @@ class Builder {
       if (b != m.quantization->raw.end() && b->is_array() && b->size() == 2) m_block = {(*b)[0].get<int>(), (*b)[1].get<int>()};
     }
     m_group = m.quantization && m.quantization->group_size > 0 ? m.quantization->group_size : 128;
+    if (m.quantization)
+      for (const auto& p : m.quantization->ignored_modules) m_ignore.emplace_back(p);
   }
 
   const std::string& dtype() const { return m_dtype; }
@@ -172,8 +187,8 @@ class Builder {
  private:
   bool ignored(const std::string& prefix) const {
     if (!m_model.quantization) return true;
-    for (const auto& p : m_model.quantization->ignored_modules)
-      if (matches_module(prefix, p)) return true;
+    for (const auto& p : m_ignore)
+      if (p.matches(prefix)) return true;
     return false;
   }
 
@@ -182,6 +197,7 @@ class Builder {
   Scheme m_scheme = Scheme::none;
   std::optional<std::pair<int, int>> m_block;
   std::int64_t m_group = 128;
+  std::vector<ModulePattern> m_ignore;
   WeightsInventory m_inv;
 };
 

@@ -11,9 +11,16 @@ Result<DiagnoserPool::Lease> DiagnoserPool::acquire() {
       return Lease(this, std::move(d));
     }
   }
-  auto created = LogDiagnoser::create(m_kb);  // outside the lock: other requests go on meanwhile
-  if (!created) return tl::unexpected(created.error());
-  return Lease(this, std::move(*created));
+  // Outside the idle lock: requests with an idle diagnoser go on meanwhile.
+  std::lock_guard<std::mutex> build(m_build_mutex);
+  if (!m_prototype) {
+    auto created = LogDiagnoser::create(m_kb);
+    if (!created) return tl::unexpected(created.error());
+    m_prototype = std::move(*created);
+  }
+  auto copy = m_prototype->clone();
+  if (!copy) return tl::unexpected(copy.error());
+  return Lease(this, std::move(*copy));
 }
 
 void DiagnoserPool::give_back(std::unique_ptr<LogDiagnoser> d) {

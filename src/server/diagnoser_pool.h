@@ -1,6 +1,7 @@
-// LogDiagnosers for /api/diagnose: built on first need, lent to one request at a time and kept for
-// the next one (building a diagnoser compiles the pattern database, tens of milliseconds; a
-// diagnoser keeps scanner scratch space, so two requests never share one).
+// LogDiagnosers for /api/diagnose, lent to one request at a time and kept for the next one. The
+// first one compiles the patterns and the Hyperscan database (tens of milliseconds); the others are
+// clones that share them and own only their scanner scratch space, so two requests never share
+// scratch.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,8 @@ class DiagnoserPool {
   std::size_t m_keep;
   std::mutex m_mutex;
   std::vector<std::unique_ptr<LogDiagnoser>> m_idle;
+  std::mutex m_build_mutex;                   // held while the prototype is compiled
+  std::unique_ptr<const LogDiagnoser> m_prototype;  // the compiled one; clones come from it
 };
 
 }  // namespace headroom::server
