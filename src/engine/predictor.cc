@@ -231,8 +231,12 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
                                                               engine::is_sm100_family(gpus.gpu));
   const int num_graphs = s.enforce_eager ? 0 : engine::num_cuda_graphs(version, capture_sizes, s.max_num_seqs);
 
-  // Hybrid KV manager: on in V1 except for chunked local attention (Llama 4) by default.
-  const bool hybrid_manager = v1 && version >= VllmVersion{0, 10} && !has_kind(model, LayerKind::chunked_attention);
+  // Hybrid KV manager: on in V1 from v0.10. Chunked local attention (Llama 4) kept it off by
+  // default (#21761, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=False in vllm/envs.py up
+  // to v0.12.0) until #29627 turned the default on (True in the v0.16.0 docs; the merge, late
+  // November 2025, is taken at v0.13). A v0.19 Llama-4-Scout log shows the four groups' block count.
+  const bool chunked = has_kind(model, LayerKind::chunked_attention);
+  const bool hybrid_manager = v1 && version >= VllmVersion{0, 10} && (!chunked || version >= VllmVersion{0, 13});
   // Tokens in flight per request for sliding / chunked layers: max_num_batched_tokens at v0.21
   // (kv_cache_interface.py); later builds use max_concurrent_batches × mnbt, 2 × with async
   // scheduling (on by default) and PP = 1 (memory model §3.1 and §9).

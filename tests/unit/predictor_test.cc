@@ -278,5 +278,23 @@ TEST(PredictorHybrid, MaxNumSeqsAboveMambaBlocksFails) {
   EXPECT_TRUE(ok->starts) << (ok->failure ? ok->failure->message : "");
 }
 
+// Llama 4's chunked local attention and the hybrid KV cache manager. A v0.19 Llama-4-Scout TP 4 log
+// (H100, max_model_len 8192, "Available KV cache memory: 16.75 GiB") reports num_gpu_blocks 91495:
+// 16.75 GiB / (12 layers per group × 16 tokens × 2 KV heads × 128 × 2 (K, V) × 2 bytes) = 91,477,
+// the figure of four groups of 12 layers (one full, three chunked), the logged GiB being rounded.
+// Up to v0.12 the hybrid manager was off for chunked attention by default (one 48-layer group).
+TEST(Predictor, Llama4ChunkedAttentionGetsTheHybridManagerFromV013) {
+  ModelSpec m = model("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+  VllmFlags f = len(8192);
+  f.tensor_parallel_size = 4;
+  f.kv_cache_memory_bytes = static_cast<Bytes>(16.75 * 1024 * 1024 * 1024);
+  Prediction now = run(m, gpus("H100", 4), f, k_v019);
+  EXPECT_EQ(now.kv.num_groups, 4);
+  EXPECT_NEAR(static_cast<double>(now.num_gpu_blocks), 91495.0, 30.0);
+  Prediction before = run(m, gpus("H100", 4), f, VllmVersion{0, 12, 0});
+  EXPECT_EQ(before.kv.num_groups, 1);
+  EXPECT_EQ(before.num_gpu_blocks, now.num_gpu_blocks * 12 / 48);
+}
+
 }  // namespace
 }  // namespace headroom
