@@ -213,10 +213,9 @@ KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& input, bool den
     if (it == windows.end()) windows.push_back({key, {i}});
     else it->second.push_back(i);
   }
-  if (mla.empty()) {
-    config.error = "DeepSeek-V4 layout without a compressed MLA layer (vLLM asserts the first group is full MLA)";
-    return config;
-  }
+  // Only sliding-window-only layers (a pipeline stage of them, say): every spec is alike and
+  // get_kv_cache_groups takes its ordinary one-group path before the DeepSeek-V4 one.
+  if (mla.empty()) return group_kv_cache_specs(input);
   // _get_kv_cache_groups_uniform_groups: the number of layer tuples is chosen over the groups'
   // most common page counts, at least the MLA group's.
   std::vector<int> counts{most_common_page_count(layers, mla)};

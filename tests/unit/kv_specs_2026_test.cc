@@ -347,6 +347,16 @@ TEST(KvSpecs2026, DeepSeekV4FlashPackedGroups) {
   EXPECT_EQ(kv_bytes_needed(c, 8192, 2048), (32 + 35 + 35 + 515 + 273) * 22LL * 47808);
 }
 
+// A stage holding only sliding-window-only layers has one kind of spec: vLLM's ordinary uniform
+// path, one group whose block is one 37,440-byte page per layer.
+TEST(KvSpecs2026, DeepSeekV4StageOfSlidingLayersOnlyIsOneGroup) {
+  KvCacheConfig c = group_layer_tuples(v4_layers({0, 0}, V4Rows{}), true);
+  EXPECT_TRUE(c.error.empty()) << c.error;
+  EXPECT_FALSE(c.layer_tuples);
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(num_blocks_for(c, 2 * 37440 * 10), 10);
+}
+
 // Before v0.26 the SWA-type pages are padded to the nearest MLA page size (the ratio-4 states'
 // 32832 → 37440) and every page size has one slot per position across the groups:
 // 22 × 37440 + 21 × 8640 + 20 × 1728 = 1,039,680 bytes.
