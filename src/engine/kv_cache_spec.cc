@@ -269,10 +269,11 @@ KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& input, bool den
   } else {
     std::vector<std::pair<Bytes, std::size_t>> slots;
     for (const auto& g : groups)
-      for (const auto& [page, members] : by_page(layers, g)) {
+      for (const auto& size : by_page(layers, g)) {
+        const Bytes page = size.first;
         auto it = std::find_if(slots.begin(), slots.end(), [&](const auto& e) { return e.first == page; });
-        if (it == slots.end()) slots.push_back({page, members.size()});
-        else it->second = std::max(it->second, members.size());
+        if (it == slots.end()) slots.push_back({page, size.second.size()});
+        else it->second = std::max(it->second, size.second.size());
       }
     for (const auto& [page, n] : slots) config.tuple_stride += page * static_cast<Bytes>(n);
   }
