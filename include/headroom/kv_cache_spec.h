@@ -60,12 +60,11 @@ struct KvCacheGroup {
 struct KvCacheConfig {
   std::vector<KvCacheGroup> groups;
   int group_size = 0;     // layer slots per group: one tensor of page × num_blocks per slot
-  Bytes page_bytes = 0;   // common page size after unification
+  Bytes page_bytes = 0;   // common page size after unification (layer tuples: one packed block)
   bool uniform_type = false;  // same type, different shapes: one group, page = Σ layer pages
   Bytes uniform_page_sum = 0;
   int padding_layers = 0;     // "Add N padding layers" slots
   bool layer_tuples = false;  // DeepSeek-V4: groups of layer tuples drawing blocks from one packed pool
-  Bytes tuple_stride = 0;     // layer tuples: bytes of one block of the packed pool
   Bytes tuple_check_bytes = 0;  // layer tuples: bytes the memory check charges per page a request needs
   bool per_group_rounding = false;  // #48317 (v0.26+): each group's need is rounded up to pages on its own
   std::string error;          // set when vLLM would refuse the layout (pages that cannot be aligned)
@@ -88,6 +87,9 @@ KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& layers, bool de
 // floor(floor(available / page) / group_size), ≥ 0. A model without KV layers gets the single
 // null block vLLM allocates.
 std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available);
+
+// Pages one request of max_model_len needs in one group (every layer of a group needs as many).
+std::int64_t group_pages_per_request(const KvCacheGroup& group, std::int64_t max_model_len, std::int64_t in_flight_tokens);
 
 // Blocks one request of max_model_len needs across all groups (ceil(Σ_g need_g / page)).
 std::int64_t blocks_per_request(const KvCacheConfig& config, std::int64_t max_model_len,

@@ -264,7 +264,7 @@ KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& input, bool den
     for (const auto& g : groups) {
       Bytes sum = 0;
       for (int i : g) sum += layers[static_cast<std::size_t>(i)].page_bytes();
-      config.tuple_stride = std::max(config.tuple_stride, sum);
+      config.page_bytes = std::max(config.page_bytes, sum);
     }
   } else {
     std::vector<std::pair<Bytes, std::size_t>> slots;
@@ -275,7 +275,7 @@ KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& input, bool den
         if (it == slots.end()) slots.push_back({page, size.second.size()});
         else it->second = std::max(it->second, size.second.size());
       }
-    for (const auto& [page, n] : slots) config.tuple_stride += page * static_cast<Bytes>(n);
+    for (const auto& [page, n] : slots) config.page_bytes += page * static_cast<Bytes>(n);
   }
   // _max_memory_usage_bytes_from_groups: each page a request needs is charged the largest group's
   // tuple count times one tuple of the MLA group's page sizes.
@@ -287,19 +287,21 @@ KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& input, bool den
   for (const auto& g : groups) {
     KvCacheGroup group{layers[static_cast<std::size_t>(g.front())], g};
     for (int i : g) group.page_sum += layers[static_cast<std::size_t>(i)].page_bytes();
-    config.uniform_page_sum += group.page_sum;
     config.groups.push_back(group);
   }
-  config.page_bytes = config.tuple_stride;
   return config;
 }
 
 std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available) {
   if (config.empty()) return 1;  // attention-free models: only the null block
   if (available <= 0) return 0;
-  if (config.layer_tuples) return available / config.tuple_stride;
+  if (config.layer_tuples) return available / config.page_bytes;
   if (config.uniform_type) return available / config.uniform_page_sum;
   return (available / config.page_bytes) / config.group_size;
+}
+
+std::int64_t group_pages_per_request(const KvCacheGroup& group, std::int64_t max_model_len, std::int64_t in_flight) {
+  return ceil_div(group.spec.max_memory_usage_bytes(max_model_len, in_flight), group.spec.page_bytes());
 }
 
 namespace {
@@ -311,11 +313,10 @@ Bytes need_per_group_sum(const KvCacheConfig& config, std::int64_t max_model_len
 }
 
 // Layer tuples: all groups draw blocks from one pool; a request needs each group's pages
-// (UniformTypeKVCacheSpecs.max_memory_usage_pages; every layer of a group needs as many).
+// (UniformTypeKVCacheSpecs.max_memory_usage_pages).
 std::int64_t tuple_pages(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
   std::int64_t pages = 0;
-  for (const auto& g : config.groups)
-    pages += ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), g.spec.page_bytes());
+  for (const auto& g : config.groups) pages += group_pages_per_request(g, max_model_len, in_flight);
   return pages;
 }
 
@@ -323,8 +324,7 @@ std::int64_t tuple_pages(const KvCacheConfig& config, std::int64_t max_model_len
 // (get_max_concurrency_for_kv_cache_config with UniformTypeKVCacheSpecs groups).
 std::int64_t tuple_blocks_pre_v026(const KvCacheConfig& config, std::int64_t max_model_len, std::int64_t in_flight) {
   Bytes need = 0;
-  for (const auto& g : config.groups)
-    need += ceil_div(g.spec.max_memory_usage_bytes(max_model_len, in_flight), g.spec.page_bytes()) * g.page_sum;
+  for (const auto& g : config.groups) need += group_pages_per_request(g, max_model_len, in_flight) * g.page_sum;
   return ceil_div(need, std::max<Bytes>(1, config.groups.front().page_sum));
 }
 

@@ -338,10 +338,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   p.num_gpu_blocks = w.num_blocks;
   // An override replaces the profiled block count; from v0.21 (#41069) the checks and auto-fit see
   // the memory those blocks take instead of the profiled figure.
-  // (_pool_bytes_per_block: the packed block for DeepSeek-V4's layer tuples.)
-  const Bytes block_bytes = w.kv.layer_tuples  ? w.kv.tuple_stride
-                            : w.kv.uniform_type ? w.kv.uniform_page_sum
-                                                : w.kv.page_bytes * std::max(1, w.kv.group_size);
+  const Bytes block_bytes = w.kv.uniform_type ? w.kv.uniform_page_sum : w.kv.page_bytes * std::max(1, w.kv.group_size);
   Bytes kv_available = w.available;
   if (flags.num_gpu_blocks_override) {
     p.num_gpu_blocks = *flags.num_gpu_blocks_override;
@@ -377,7 +374,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
       kv.bytes_per_token = one.type == KvSpecType::mamba ? 0 : one.page_bytes() * attn_layers;
       // One block holds a page of every layer (sparse MLA latent + indexer, DeepSeek-V4 tuples).
       if (w.kv.uniform_type) kv.bytes_per_token = w.kv.uniform_page_sum / std::max(1, s.block_size);
-      if (w.kv.layer_tuples) kv.bytes_per_token = w.kv.tuple_stride / std::max(1, s.block_size);
+      if (w.kv.layer_tuples) kv.bytes_per_token = w.kv.page_bytes / std::max(1, s.block_size);
       kv.description = std::to_string(attn_layers) + " attention layers";
       if (w.kv.layer_tuples) kv.description = std::to_string(attn_layers) + " caches of " + std::to_string(w.layers) + " layers";
       if (model.mla) kv.description += ", MLA latent " + std::to_string(first->spec.head_size);
@@ -460,8 +457,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   // flight, and each of their pages takes a whole packed block; say so when they, not the
   // context, set the concurrency.
   if (w.kv.layer_tuples && !w.kv.groups.empty() && kv.blocks_per_request > 0) {
-    const auto& g0 = w.kv.groups.front().spec;
-    const std::int64_t context_pages = ceil_div(g0.max_memory_usage_bytes(s.max_model_len, in_flight), g0.page_bytes());
+    const std::int64_t context_pages = group_pages_per_request(w.kv.groups.front(), s.max_model_len, in_flight);
     const std::int64_t window_pages = kv.blocks_per_request - context_pages;
     if (window_pages > context_pages)
       p.notes.push_back("each request holds " + std::to_string(context_pages) + " blocks for its context and " +

@@ -308,14 +308,14 @@ std::vector<int> v4_pro_ratios() {
 TEST(KvSpecs2026, DeepSeekV4ProBlockStrideMatchesTheMeasuredLayouts) {
   const auto ratios = v4_pro_ratios();
   V4Rows flashmla;
-  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashmla), false).tuple_stride, 1473408);
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashmla), false).page_bytes, 1473408);
   V4Rows flashmla_mxfp4 = flashmla;
   flashmla_mxfp4.indexer_row = 68;
-  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashmla_mxfp4), true).tuple_stride, 1315008);
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashmla_mxfp4), true).page_bytes, 1315008);
   V4Rows flashinfer{512, 132, 512, 0};
-  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashinfer), false).tuple_stride, 1308672);
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashinfer), false).page_bytes, 1308672);
   V4Rows flashinfer_mxfp4{512, 68, 512, 0};
-  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashinfer_mxfp4), true).tuple_stride, 1228800);
+  EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashinfer_mxfp4), true).page_bytes, 1228800);
 }
 
 // DeepSeek-V4-Flash (43 layers: 2 sliding-only, 21 ratio 4, 20 ratio 128), fp8_ds_mla, from v0.26:
@@ -336,7 +336,7 @@ TEST(KvSpecs2026, DeepSeekV4FlashPackedGroups) {
   EXPECT_EQ(c.groups[0].layers.size(), 62u);
   EXPECT_EQ(c.groups[1].layers.size(), 22u);
   EXPECT_EQ(c.groups[2].layers.size(), 21u);
-  EXPECT_EQ(c.tuple_stride, 1002240);
+  EXPECT_EQ(c.page_bytes, 1002240);
   EXPECT_EQ(c.tuple_check_bytes, 22 * 47808);
   EXPECT_EQ(num_blocks_for(c, 1002240LL * 1000 + 5), 1000);
   // v0.26+ (#48317) per-request pages at max_model_len 8192 with 2048 tokens in flight:
@@ -367,7 +367,7 @@ TEST(KvSpecs2026, DeepSeekV4FlashPageSizeSlotsBeforeV026) {
   in.end_layer = m.num_layers;
   KvCacheConfig c = group_layer_tuples(engine::build_kv_layers(m, in).specs, false);
   ASSERT_TRUE(c.error.empty()) << c.error;
-  EXPECT_EQ(c.tuple_stride, 1039680);
+  EXPECT_EQ(c.page_bytes, 1039680);
 }
 
 // An architecture whose caches headroom does not size yet is an error that names them, never a
