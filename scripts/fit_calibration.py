@@ -10,8 +10,9 @@ vLLM measures at startup, each as a model of how it depends on the inputs:
                (V1 before v0.17: max(forward + k_moe * moe_workspace, sampler) + encoder cache)
   non-torch  N = single-GPU median per era; + all-reduce buffers at TP > 1 on NVSwitch boards
                (median of TP rows minus the single-GPU value, per era); PP rows: their median
-  graphs     G = (g0 * hidden/1024 + g1 * layers) * graphs/102 + g2 * [MoE]   (least squares;
-               graphs = PIECEWISE sizes + FULL decode sizes <= max_num_seqs from v0.11)
+  graphs     G = (g0 * hidden/1024 + g1 * layers + g2 * [MoE]) * graphs/102   (least squares;
+               graphs = PIECEWISE sizes + FULL decode sizes <= max_num_seqs from v0.11; every
+               captured graph holds its own fused-MoE buffers, so the MoE term scales too)
 Rows are grouped by mechanism, never keyed by model. Prints the fit with each constant's residuals,
 then leave-one-GPU-family-out and leave-one-version-era-out errors (each group's rows predicted by
 constants fitted without them), and with --write the header.
@@ -124,11 +125,11 @@ def fit(rows, verbose):
         if g is None or g <= 0 or r["enforce_eager"] or era_key(r["version"]) != "v1_0.17_plus":
             continue
         scale = r["num_graphs"] / 102.0
-        xs.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, 1.0 if r["moe"] else 0.0])
+        xs.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, scale if r["moe"] else 0.0])
         ys.append(g)
     coef = least_squares(xs, ys) if len(xs) >= 3 else [0.1161, 0.0127, 0.502]
     if verbose:
-        print(f"graphs: {coef[0]:.4f} GiB per 1024 hidden + {coef[1]:.4f} GiB/layer (x graphs/102) + MoE {coef[2]:.3f} GiB  n={len(xs)}")
+        print(f"graphs: ({coef[0]:.4f} GiB per 1024 hidden + {coef[1]:.4f} GiB/layer + MoE {coef[2]:.3f} GiB) x graphs/102  n={len(xs)}")
     return {"sampler": fit_sampler, "k_moe": k_moe, "n_moe": len(moe_ratios), "nt": fit_nt, "graph": coef, "n_graph": len(xs)}
 
 
@@ -165,15 +166,13 @@ def predict_terms(params, r):
                 other = "from_v018" if key == "before_v018" else "before_v018"
                 extra = nt[(other, "nvswitch")][0] or 0.0
             n += extra
-        elif r.get("interconnect") == "nvlink":
-            n += 0.42
-        else:
+        else:  # NVLink before Hopper, or PCIe: NCCL's buffers (no NVLS without NVSwitch)
             n += 0.0625 * (r["tp"] - 1)
     elif r["pp"] > 1:
         n = nt[("any", "pp")][0]
     g0, g1, g2 = params["graph"]
     scale = r["num_graphs"] / 102.0
-    g = 0.0 if r["enforce_eager"] else (g0 * r["hidden_size"] / 1024.0 + g1 * r["layers_per_stage"]) * scale + (g2 if r["moe"] else 0)
+    g = 0.0 if r["enforce_eager"] else (g0 * r["hidden_size"] / 1024.0 + g1 * r["layers_per_stage"] + (g2 if r["moe"] else 0)) * scale
     return a, n, g
 
 
@@ -314,11 +313,10 @@ inline const NonTorchEra& non_torch_era(const VllmVersion& v) {{
   return v >= VllmVersion{{0, 18}} ? k_from_v018 : k_before_v018;
 }}
 
-// Custom all-reduce IPC buffers over NVLink before Hopper: no row measures them; the pre-v0.18
-// NVSwitch value (the same custom all-reduce without symmetric memory) stands in.
-inline constexpr double k_nvlink_all_reduce_gib = {b2[0]};
-// NCCL alone (no custom all-reduce over PCIe): not measured in the calibration set; derived from
-// NCCL's defaults (NCCL_BUFFSIZE 4 MiB x send/recv x up to 8 channels per peer = 64 MiB).
+// TP > 1 without NVSwitch (PCIe boards, and NVLink before Hopper, which has no NVLS: NVLink SHARP
+// needs Hopper's NVSwitch): NCCL's buffers, derived from NCCL's defaults (NCCL_BUFFSIZE 4 MiB x
+// send/recv x up to 8 channels per peer = 64 MiB); custom all-reduce adds a few MiB where it runs.
+// Not fitted; the one same-node A100 TP 2 row (v0.10.1) implies about 0.08 GiB at TP 2.
 inline constexpr double k_nccl_buffers_per_peer_gib = 0.0625;
 // Pipeline-parallel runs (TP 1): the first stage's whole N, median of {pp[1]} rows; lower than a
 // single GPU's because that stage never runs the sampler's kernels.
@@ -330,7 +328,7 @@ inline constexpr double k_baseline_context_gib = 0.5;
 inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 
 // CUDA graph memory ("Graph capturing finished ... took X GiB") =
-//   (per-1024-hidden x hidden/1024 + per-layer x layers) x graphs/102 + MoE, where graphs counts
+//   (per-1024-hidden x hidden/1024 + per-layer x layers + MoE) x graphs/102, where graphs counts
 //   PIECEWISE sizes plus, from v0.11, FULL decode sizes <= max_num_seqs (102 at big-GPU defaults),
 // least squares on {n_g} v0.17+ rows (no intercept: a tiny model captures tiny graphs).
 inline constexpr double k_graph_per_1024_hidden_gib = {g[0]:.4f};

@@ -113,6 +113,7 @@ struct HybridConfig {
 };
 
 struct VisionConfig {
+  std::string model_type;  // vision_config.model_type as written ("siglip_vision_model", "pixtral", ...)
   int depth = 0;
   int hidden_size = 0;
   int intermediate_size = 0;
@@ -120,6 +121,13 @@ struct VisionConfig {
   int image_size = 0;
   int patch_size = 0;
   int out_hidden_size = 0;
+  int temporal_patch_size = 0;       // Qwen-VL towers: frames per 3-D patch
+  int spatial_merge_size = 0;        // patches merged per side before the projector (2 = 2×2)
+  int num_position_embeddings = 0;   // Qwen3-VL's learned position table
+  int deepstack_layers = 0;          // Qwen3-VL: extra mergers fed from intermediate layers
+  int projector_input_dim = 0;       // Llama 4's pixel-shuffle adapter
+  int projector_output_dim = 0;
+  double pixel_shuffle_ratio = 0;
 };
 
 struct QuantizationConfig {

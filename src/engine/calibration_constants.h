@@ -37,11 +37,10 @@ inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
   return v >= VllmVersion{0, 18} ? k_from_v018 : k_before_v018;
 }
 
-// Custom all-reduce IPC buffers over NVLink before Hopper: no row measures them; the pre-v0.18
-// NVSwitch value (the same custom all-reduce without symmetric memory) stands in.
-inline constexpr double k_nvlink_all_reduce_gib = 0.42;
-// NCCL alone (no custom all-reduce over PCIe): not measured in the calibration set; derived from
-// NCCL's defaults (NCCL_BUFFSIZE 4 MiB x send/recv x up to 8 channels per peer = 64 MiB).
+// TP > 1 without NVSwitch (PCIe boards, and NVLink before Hopper, which has no NVLS: NVLink SHARP
+// needs Hopper's NVSwitch): NCCL's buffers, derived from NCCL's defaults (NCCL_BUFFSIZE 4 MiB x
+// send/recv x up to 8 channels per peer = 64 MiB); custom all-reduce adds a few MiB where it runs.
+// Not fitted; the one same-node A100 TP 2 row (v0.10.1) implies about 0.08 GiB at TP 2.
 inline constexpr double k_nccl_buffers_per_peer_gib = 0.0625;
 // Pipeline-parallel runs (TP 1): the first stage's whole N, median of 2 rows; lower than a
 // single GPU's because that stage never runs the sampler's kernels.
@@ -53,11 +52,11 @@ inline constexpr double k_baseline_context_gib = 0.5;
 inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 
 // CUDA graph memory ("Graph capturing finished ... took X GiB") =
-//   (per-1024-hidden x hidden/1024 + per-layer x layers) x graphs/102 + MoE, where graphs counts
+//   (per-1024-hidden x hidden/1024 + per-layer x layers + MoE) x graphs/102, where graphs counts
 //   PIECEWISE sizes plus, from v0.11, FULL decode sizes <= max_num_seqs (102 at big-GPU defaults),
 // least squares on 39 v0.17+ rows (no intercept: a tiny model captures tiny graphs).
-inline constexpr double k_graph_per_1024_hidden_gib = 0.1027;
-inline constexpr double k_graph_per_layer_gib = 0.0144;
-inline constexpr double k_graph_moe_extra_gib = 0.381;
+inline constexpr double k_graph_per_1024_hidden_gib = 0.1270;
+inline constexpr double k_graph_per_layer_gib = 0.0110;
+inline constexpr double k_graph_moe_extra_gib = 0.624;
 
 }  // namespace headroom::engine

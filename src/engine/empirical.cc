@@ -82,7 +82,9 @@ Bytes estimate_non_torch(const VllmVersion& version, int tp, int pp, const GpuSp
   if (tp > 1) {
     switch (interconnect_of(gpu)) {
       case Interconnect::nvswitch: gib += era.nvswitch_all_reduce_gib; break;
-      case Interconnect::nvlink: gib += k_nvlink_all_reduce_gib; break;
+      // Without NVSwitch there are no NVLS buffers (NVLink SHARP needs Hopper's NVSwitch); what
+      // remains is NCCL's own buffers, and custom all-reduce's few MiB where it runs.
+      case Interconnect::nvlink:
       case Interconnect::pcie: gib += k_nccl_buffers_per_peer_gib * (tp - 1); break;
     }
   } else if (pp > 1) {
@@ -113,11 +115,13 @@ Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_
 Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tp) {
   if (num_graphs <= 0) return 0;
   // Piecewise graphs split at every attention layer, so graph memory grows with the layers; the
-  // static buffers of the largest captured batch grow with the hidden size; both scale with the
-  // number of graphs captured (102 at the defaults of a big GPU from v0.11: 51 PIECEWISE + 51 FULL).
+  // static buffers of the largest captured batch grow with the hidden size, and each graph of an
+  // MoE model keeps its own fused-MoE buffers; all scale with the number of graphs captured (102 at
+  // the defaults of a big GPU from v0.11: 51 PIECEWISE + 51 FULL).
   const double scale = static_cast<double>(num_graphs) / 102.0;
-  double gib = (k_graph_per_1024_hidden_gib * model.hidden_size / 1024.0 + k_graph_per_layer_gib * stage_layers) * scale;
-  if (model.moe) gib += k_graph_moe_extra_gib;
+  double gib = (k_graph_per_1024_hidden_gib * model.hidden_size / 1024.0 + k_graph_per_layer_gib * stage_layers +
+                (model.moe ? k_graph_moe_extra_gib : 0.0)) *
+               scale;
   return from_gib(gib);
 }
 

@@ -46,7 +46,8 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
 // between two PCIe GPUs, which consumer boards and T4s lack).
 enum class Interconnect {
   nvswitch,  // Hopper/Blackwell SXM boards: custom all-reduce plus symmetric-memory / NVLS buffers
-  nvlink,    // NVLink before Hopper (V100, A100, A40 / RTX A6000 bridges): custom all-reduce IPC buffers
+  nvlink,    // NVLink before Hopper (V100, A100, A40 / RTX A6000 bridges): custom all-reduce over NVLink,
+             // but no NVLS (NVLink SHARP needs Hopper's NVSwitch): NCCL's buffers are what is left
   pcie,      // no NVLink: NCCL alone
 };
 Interconnect interconnect_of(const GpuSpec& gpu);

@@ -28,6 +28,24 @@ const std::vector<json>& catalog_lines() {
   return k_lines;
 }
 
+// data/vision_towers.jsonl: vision_config facts for catalogue lines whose source left the vision
+// encoder out or cut it short (each line names where its sizes come from).
+const json* vision_supplement(const std::string& hf_id) {
+  static const std::map<std::string, json> k_lines = [] {
+    std::map<std::string, json> out;
+    auto text = embedded::find("vision_towers.jsonl");
+    if (!text) return out;
+    auto lines = util::parse_jsonl(*text, "vision_towers.jsonl");
+    if (!lines) return out;
+    for (auto& l : *lines)
+      if (l.contains("hf_id") && l["hf_id"].is_string() && l.contains("vision") && l["vision"].is_object())
+        out.emplace(l["hf_id"].get<std::string>(), std::move(l));
+    return out;
+  }();
+  auto it = k_lines.find(hf_id);
+  return it == k_lines.end() ? nullptr : &it->second;
+}
+
 bool is_null_or_missing(const json& line, const char* key) {
   auto it = line.find(key);
   return it == line.end() || it->is_null();
@@ -212,7 +230,11 @@ json to_config(const json& line) {
     config["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "FP8"},
                                      {"kv_cache_quant_algo", "FP8"}, {"exclude_modules", json::array({"lm_head"})}};
   }
-  if (!is_null_or_missing(line, "vision") && line["vision"].is_object()) {
+  const json* supplement = line["hf_id"].is_string() ? vision_supplement(line["hf_id"].get<std::string>()) : nullptr;
+  if (supplement) {
+    config["vision_config"] = (*supplement)["vision"];
+    if (supplement->contains("spatial_merge_size")) config["spatial_merge_size"] = (*supplement)["spatial_merge_size"];
+  } else if (!is_null_or_missing(line, "vision") && line["vision"].is_object()) {
     json v = line["vision"];
     if (v.contains("from_resaved_copy") && v["from_resaved_copy"].is_object())
       for (const auto& [k, x] : v["from_resaved_copy"].items()) v[k] = x;

@@ -56,28 +56,49 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
   if (!vc) return std::optional<VisionConfig>{};
   VisionConfig v;
-  HR_TRY(depth, vc->first_int({"depth", "num_hidden_layers", "num_layers"}));
-  HR_TRY(heads, vc->first_int({"num_heads", "num_attention_heads"}));
+  // Kimi-K2.5 writes its MoonViT sizes with a vt_ prefix.
+  HR_TRY(depth, vc->first_int({"depth", "num_hidden_layers", "num_layers", "vt_num_hidden_layers"}));
+  HR_TRY(heads, vc->first_int({"num_heads", "num_attention_heads", "vt_num_attention_heads"}));
   HR_TRY(image, vc->get_int("image_size"));
   HR_TRY(patch, vc->first_int({"patch_size", "spatial_patch_size"}));
-  HR_TRY(inter, vc->get_int("intermediate_size"));
+  HR_TRY(inter, vc->first_int({"intermediate_size", "vt_intermediate_size"}));
   HR_TRY(out, vc->first_int({"out_hidden_size", "vision_output_dim", "projection_dim"}));
   HR_TRY(embed, vc->get_int("embed_dim"));
-  HR_TRY(hidden, vc->get_int("hidden_size"));
+  HR_TRY(hidden, vc->first_int({"hidden_size", "vt_hidden_size"}));
+  HR_TRY(type, vc->get_string("model_type"));
+  HR_TRY(temporal, vc->get_int("temporal_patch_size"));
+  HR_TRY(merge, vc->get_int("spatial_merge_size"));
+  HR_TRY(top_merge, top.get_int("spatial_merge_size"));  // Mistral 3 writes it beside vision_config
+  HR_TRY(kernel, vc->get_int_list("merge_kernel_size"));   // MoonViT: [2, 2]
+  HR_TRY(npos, vc->get_int("num_position_embeddings"));
+  HR_TRY(deepstack, vc->get_int_list("deepstack_visual_indexes"));
+  HR_TRY(pin, vc->get_int("projector_input_dim"));
+  HR_TRY(pout, vc->get_int("projector_output_dim"));
+  HR_TRY(shuffle, vc->get_number("pixel_shuffle_ratio"));
+  if (type) v.model_type = *type;
   if (depth) v.depth = static_cast<int>(depth->second);
   if (heads) v.num_heads = static_cast<int>(heads->second);
   if (image) v.image_size = static_cast<int>(*image);
   if (patch) v.patch_size = static_cast<int>(patch->second);
   if (out) v.out_hidden_size = static_cast<int>(out->second);
+  if (temporal) v.temporal_patch_size = static_cast<int>(*temporal);
+  if (merge) v.spatial_merge_size = static_cast<int>(*merge);
+  else if (top_merge) v.spatial_merge_size = static_cast<int>(*top_merge);
+  else if (kernel && kernel->size() == 2 && (*kernel)[0] == (*kernel)[1]) v.spatial_merge_size = static_cast<int>((*kernel)[0]);
+  if (npos) v.num_position_embeddings = static_cast<int>(*npos);
+  if (deepstack) v.deepstack_layers = static_cast<int>(deepstack->size());
+  if (pin) v.projector_input_dim = static_cast<int>(*pin);
+  if (pout) v.projector_output_dim = static_cast<int>(*pout);
+  if (shuffle) v.pixel_shuffle_ratio = *shuffle;
   if (embed) {
     // Qwen2-VL: embed_dim is the tower width, hidden_size its output, MLP = embed_dim × mlp_ratio.
     v.hidden_size = static_cast<int>(*embed);
-    if (hidden && !out) v.out_hidden_size = static_cast<int>(*hidden);
+    if (hidden && !out) v.out_hidden_size = static_cast<int>(hidden->second);
     HR_TRY(ratio, vc->get_number("mlp_ratio"));
-    v.intermediate_size = inter ? static_cast<int>(*inter) : static_cast<int>(*embed * ratio.value_or(4.0));
+    v.intermediate_size = inter ? static_cast<int>(inter->second) : static_cast<int>(*embed * ratio.value_or(4.0));
   } else {
-    if (hidden) v.hidden_size = static_cast<int>(*hidden);
-    if (inter) v.intermediate_size = static_cast<int>(*inter);
+    if (hidden) v.hidden_size = static_cast<int>(hidden->second);
+    if (inter) v.intermediate_size = static_cast<int>(inter->second);
   }
   return std::optional<VisionConfig>(v);
 }
@@ -132,6 +153,28 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
                                {"linear_value_head_dim", h.linear_value_head_dim},
                                {"linear_conv_kernel_dim", h.linear_conv_kernel_dim}})
       fields.push_back({name, value, k_dim});
+  }
+  if (m.vision) {
+    const VisionConfig& v = *m.vision;
+    fields.push_back({"vision_config.depth", v.depth, 1 << 14});
+    for (auto [name, value] : {std::pair<const char*, int>{"vision_config.hidden_size", v.hidden_size},
+                               {"vision_config.intermediate_size", v.intermediate_size},
+                               {"vision_config.out_hidden_size", v.out_hidden_size},
+                               {"vision_config.projector_input_dim", v.projector_input_dim},
+                               {"vision_config.projector_output_dim", v.projector_output_dim}})
+      fields.push_back({name, value, k_dim});
+    for (auto [name, value] : {std::pair<const char*, int>{"vision_config.image_size", v.image_size},
+                               {"vision_config.patch_size", v.patch_size},
+                               {"vision_config.temporal_patch_size", v.temporal_patch_size},
+                               {"vision_config.spatial_merge_size", v.spatial_merge_size},
+                               {"vision_config.deepstack_visual_indexes", v.deepstack_layers},
+                               {"vision_config.num_position_embeddings", v.num_position_embeddings}})
+      fields.push_back({name, value, k_count});
+    if (!(v.pixel_shuffle_ratio >= 0 && v.pixel_shuffle_ratio <= 1))
+      return make_error(ErrorCode::parse_error,
+                        "implausible \"vision_config.pixel_shuffle_ratio\": " + std::to_string(v.pixel_shuffle_ratio) +
+                            " (expected 0 to 1)",
+                        origin);
   }
   for (const auto& f : fields) {
     if (f.value < 0 || f.value > f.max)
@@ -254,7 +297,7 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
   if (tie_top && sub) spec.tie_word_embeddings = *tie_top;  // the wrapper's flag decides for the LM head
   else if (tie_text) spec.tie_word_embeddings = *tie_text;
   else if (tie_top) spec.tie_word_embeddings = *tie_top;
-  else spec.tie_word_embeddings = default_tie_word_embeddings(spec.model_type);
+  else spec.tie_word_embeddings = default_tie_word_embeddings(spec.model_type, spec.architecture);
 
   HR_TRY(mla_ok, read_mla(t, spec));
   if (spec.mla && !head_dim) spec.head_dim = spec.mla->qk_nope_head_dim + spec.mla->qk_rope_head_dim;
@@ -287,7 +330,20 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
   return spec;
 }
 
-bool default_tie_word_embeddings(std::string_view model_type) {
+bool default_tie_word_embeddings(std::string_view model_type, std::string_view architecture) {
+  // A config without model_type: the language model's type from the architecture vLLM registers
+  // it under (Kimi-VL builds its language model as DeepseekV2ForCausalLM from a DeepseekV3-style
+  // text config, vllm/model_executor/models/kimi_vl.py).
+  if (model_type.empty()) {
+    static const std::vector<std::pair<std::string_view, std::string_view>> k_arch = {
+        {"KimiVLForConditionalGeneration", "deepseek_v3"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
+        {"DeepseekV3ForCausalLM", "deepseek_v3"},           {"LlamaForCausalLM", "llama"},
+        {"MistralForCausalLM", "mistral"},                  {"Qwen2ForCausalLM", "qwen2"},
+        {"Qwen3ForCausalLM", "qwen3"},                      {"LlavaForConditionalGeneration", "llama"},
+    };
+    for (const auto& [arch, type] : k_arch)
+      if (arch == architecture) return default_tie_word_embeddings(type, {});
+  }
   // transformers config class defaults (4.5x). PretrainedConfig defaults to true; most decoder-only
   // families override it to false. Types not listed keep the PretrainedConfig default.
   static const std::vector<std::pair<std::string_view, bool>> k_table = {

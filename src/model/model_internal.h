@@ -20,8 +20,9 @@ namespace headroom::model_detail {
 Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& origin,
                                std::shared_ptr<const std::string> text);
 
-// transformers' default of tie_word_embeddings for a model_type whose config omits the key.
-bool default_tie_word_embeddings(std::string_view model_type);
+// transformers' default of tie_word_embeddings for a model_type whose config omits the key (a config
+// without model_type: the type of the language model its architecture builds).
+bool default_tie_word_embeddings(std::string_view model_type, std::string_view architecture = {});
 
 // Fills spec.layer_kinds (and sliding_window / attention_chunk_size) from the text config.
 Result<bool> read_layer_kinds(const ConfigReader& text, ModelSpec& spec);

@@ -372,59 +372,200 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
   b.linear(p + "out_proj", H, hv * dv);
 }
 
-void add_vision(Builder& b, const ModelSpec& m, const std::string& prefix) {
+// The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
+// layout, gated or plain MLP, and the projector into the language model.
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip };
+
+VisionFamily vision_family(const ModelSpec& m) {
+  const std::string& vt = m.vision->model_type;
+  const std::string& a = m.architecture;
+  auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
+  if (has(a, "Qwen2VL") || vt == "qwen2_vl") return VisionFamily::qwen2_vl;
+  if (has(a, "Qwen2_5_VL") || has(a, "Qwen2_5OmniThinker") || vt == "qwen2_5_vl") return VisionFamily::qwen2_5_vl;
+  if (has(a, "Qwen3VL") || has(a, "Qwen3_5") || vt.starts_with("qwen3_vl") || vt.starts_with("qwen3_5")) return VisionFamily::qwen3_vl;
+  if (has(a, "DotsOCR") || vt == "dots_vit") return VisionFamily::dots;
+  if (has(a, "KimiVL") || has(a, "KimiK25") || vt == "moonvit") return VisionFamily::moonvit;
+  if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return VisionFamily::pixtral;
+  if (has(a, "Llama4") || vt == "llama4_vision_model") return VisionFamily::llama4;
+  if (has(a, "Gemma3ForConditionalGeneration")) return VisionFamily::gemma3;
+  if (has(a, "Llava") || vt == "clip_vision_model") return VisionFamily::clip;
+  return VisionFamily::generic;
+}
+
+void linear_bias(Builder& b, const std::string& name, std::int64_t out, std::int64_t in, bool bias = true) {
+  b.dense(name + ".weight", {out, in});
+  if (bias) b.dense(name + ".bias", {out});
+}
+
+void layer_norm(Builder& b, const std::string& name, std::int64_t width, bool bias = true) {
+  b.dense(name + ".weight", {width});
+  if (bias) b.dense(name + ".bias", {width});
+}
+
+// Qwen3-VL's patch merger: a norm (over the tower width, or over the merged width after the
+// shuffle), then merged → merged → out, where merged = merge² × width.
+void patch_merger(Builder& b, const std::string& p, std::int64_t merged, std::int64_t out, std::int64_t norm_width) {
+  layer_norm(b, p + "norm", norm_width);
+  linear_bias(b, p + "linear_fc1", merged, merged);
+  linear_bias(b, p + "linear_fc2", out, merged);
+}
+
+void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
   if (v.depth <= 0 || v.hidden_size <= 0) return;  // summary too thin to size the tower
+  const VisionFamily family = vision_family(m);
   const std::int64_t h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4 * h,
-                     patch = v.patch_size > 0 ? v.patch_size : 14;
-  bool qwen = prefix == "visual.";
-  if (qwen) b.dense(prefix + "patch_embed.proj.weight", {h, 3, 2, patch, patch});
-  else b.dense(prefix + "vision_model.embeddings.patch_embedding.weight", {h, 3, patch, patch});
-  if (!qwen && v.image_size > 0) {
-    std::int64_t n = (v.image_size / patch) * (v.image_size / patch);
-    b.dense(prefix + "vision_model.embeddings.position_embedding.weight", {n, h});
-  }
-  for (int i = 0; i < v.depth; ++i) {
-    std::string l = qwen ? prefix + "blocks." + std::to_string(i) + "." : prefix + "vision_model.encoder.layers." + std::to_string(i) + ".";
-    if (qwen) {
-      b.dense(l + "attn.qkv.weight", {3 * h, h});
-      b.dense(l + "attn.qkv.bias", {3 * h});
-      b.dense(l + "attn.proj.weight", {h, h});
-      b.dense(l + "attn.proj.bias", {h});
-      for (const char* n : {"gate_proj", "up_proj"}) {
-        b.dense(l + "mlp." + n + ".weight", {I, h});
-        b.dense(l + "mlp." + n + ".bias", {I});
+                     patch = v.patch_size > 0 ? v.patch_size : 14, H = m.hidden_size,
+                     merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2, merged = h * merge * merge,
+                     out = v.out_hidden_size > 0 ? v.out_hidden_size : H;
+  switch (family) {
+    case VisionFamily::qwen2_vl:
+    case VisionFamily::qwen2_5_vl:
+    case VisionFamily::qwen3_vl:
+    case VisionFamily::dots: {
+      // qwen2_vl.py / qwen2_5_vl.py / qwen3_vl.py / dots_ocr.py: fused qkv; Qwen2-VL and Qwen3-VL
+      // have a plain fc1/fc2 MLP, Qwen2.5-VL and dots.ocr a gated one (SwiGLU).
+      const bool qwen3 = family == VisionFamily::qwen3_vl, dots = family == VisionFamily::dots;
+      const bool gated = family == VisionFamily::qwen2_5_vl || dots;
+      const std::string p = dots ? "vision_tower." : "visual.";
+      const std::int64_t temporal = dots ? 1 : (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2);
+      b.dense(p + "patch_embed.proj.weight", {h, 3, temporal, patch, patch});
+      if (qwen3 || dots) b.dense(p + "patch_embed.proj.bias", {h});
+      if (qwen3 && v.num_position_embeddings > 0) b.dense(p + "pos_embed.weight", {v.num_position_embeddings, h});
+      for (int i = 0; i < v.depth; ++i) {
+        const std::string l = p + "blocks." + std::to_string(i) + ".";
+        const bool bias = !dots;
+        linear_bias(b, l + "attn.qkv", 3 * h, h, bias);
+        linear_bias(b, l + "attn.proj", h, h, bias);
+        if (gated) {
+          linear_bias(b, l + (dots ? "mlp.fc1" : "mlp.gate_proj"), I, h, bias);
+          linear_bias(b, l + (dots ? "mlp.fc3" : "mlp.up_proj"), I, h, bias);
+          linear_bias(b, l + (dots ? "mlp.fc2" : "mlp.down_proj"), h, I, bias);
+        } else {
+          linear_bias(b, l + (qwen3 ? "mlp.linear_fc1" : "mlp.fc1"), I, h);
+          linear_bias(b, l + (qwen3 ? "mlp.linear_fc2" : "mlp.fc2"), h, I);
+        }
+        // LayerNorm (weight and bias) in Qwen2-VL and Qwen3-VL, RMSNorm in Qwen2.5-VL and dots.ocr.
+        layer_norm(b, l + "norm1", h, !gated);
+        layer_norm(b, l + "norm2", h, !gated);
       }
-      b.dense(l + "mlp.down_proj.weight", {h, I});
-      b.dense(l + "mlp.down_proj.bias", {h});
-      b.dense(l + "norm1.weight", {h});
-      b.dense(l + "norm2.weight", {h});
-    } else {
-      for (const char* n : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
-        b.dense(l + "self_attn." + n + ".weight", {h, h});
-        b.dense(l + "self_attn." + n + ".bias", {h});
+      if (qwen3) {
+        patch_merger(b, p + "merger.", merged, out, h);
+        // Deepstack mergers normalise after the shuffle (use_postshuffle_norm).
+        for (int i = 0; i < v.deepstack_layers; ++i)
+          patch_merger(b, p + "deepstack_merger_list." + std::to_string(i) + ".", merged, out, merged);
+      } else {
+        b.dense(p + "merger.ln_q.weight", {h});
+        if (!gated) b.dense(p + "merger.ln_q.bias", {h});
+        linear_bias(b, p + "merger.mlp.0", merged, merged);
+        linear_bias(b, p + "merger.mlp.2", out, merged);
       }
-      b.dense(l + "mlp.fc1.weight", {I, h});
-      b.dense(l + "mlp.fc1.bias", {I});
-      b.dense(l + "mlp.fc2.weight", {h, I});
-      b.dense(l + "mlp.fc2.bias", {h});
-      for (const char* n : {"layer_norm1", "layer_norm2"}) {
-        b.dense(l + n + ".weight", {h});
-        b.dense(l + n + ".bias", {h});
-      }
+      return;
     }
-  }
-  std::int64_t out = v.out_hidden_size > 0 ? v.out_hidden_size : m.hidden_size;
-  if (qwen) {
-    std::int64_t merged = 4 * h;  // 2×2 spatial merge
-    b.dense(prefix + "merger.ln_q.weight", {h});
-    b.dense(prefix + "merger.mlp.0.weight", {merged, merged});
-    b.dense(prefix + "merger.mlp.0.bias", {merged});
-    b.dense(prefix + "merger.mlp.2.weight", {out, merged});
-    b.dense(prefix + "merger.mlp.2.bias", {out});
-  } else {
-    b.dense(prefix + "vision_model.post_layernorm.weight", {h});
-    b.dense("multi_modal_projector.linear.weight", {m.hidden_size, h});
+    case VisionFamily::moonvit: {
+      // moonvit.py: a learned 2-D position table (64 × 64 per the configs), fused wqkv, fc0/fc1;
+      // kimi_vl.py's projector: LayerNorm, merged → merged, merged → text hidden size.
+      const std::string p = "vision_tower.";
+      b.dense(p + "patch_embed.proj.weight", {h, 3, patch, patch});
+      b.dense(p + "patch_embed.proj.bias", {h});
+      b.dense(p + "patch_embed.pos_emb.weight", {64, 64, h});
+      for (int i = 0; i < v.depth; ++i) {
+        const std::string l = p + "encoder.blocks." + std::to_string(i) + ".";
+        layer_norm(b, l + "norm0", h);
+        layer_norm(b, l + "norm1", h);
+        linear_bias(b, l + "wqkv", 3 * h, h);
+        linear_bias(b, l + "wo", h, h);
+        linear_bias(b, l + "mlp.fc0", I, h);
+        linear_bias(b, l + "mlp.fc1", h, I);
+      }
+      layer_norm(b, p + "encoder.final_layernorm", h);
+      layer_norm(b, "multi_modal_projector.pre_norm", h);
+      linear_bias(b, "multi_modal_projector.linear_1", merged, merged);
+      linear_bias(b, "multi_modal_projector.linear_2", H, merged);
+      return;
+    }
+    case VisionFamily::pixtral: {
+      // pixtral.py (PixtralHFVisionModel): no biases, RMSNorms, gated feed-forward; mistral3.py's
+      // projector: RMSNorm, the patch merger (merge² × h → h), then h → H → H.
+      const std::string p = "vision_tower.";
+      b.dense(p + "patch_conv.weight", {h, 3, patch, patch});
+      b.dense(p + "ln_pre.weight", {h});
+      for (int i = 0; i < v.depth; ++i) {
+        const std::string l = p + "transformer.layers." + std::to_string(i) + ".";
+        for (const char* n : {"q_proj", "k_proj", "v_proj", "o_proj"}) linear_bias(b, l + "attention." + n, h, h, false);
+        linear_bias(b, l + "feed_forward.gate_proj", I, h, false);
+        linear_bias(b, l + "feed_forward.up_proj", I, h, false);
+        linear_bias(b, l + "feed_forward.down_proj", h, I, false);
+        b.dense(l + "attention_norm.weight", {h});
+        b.dense(l + "ffn_norm.weight", {h});
+      }
+      b.dense("multi_modal_projector.norm.weight", {h});
+      linear_bias(b, "multi_modal_projector.patch_merger.merging_layer", h, merged, false);
+      linear_bias(b, "multi_modal_projector.linear_1", H, h, false);
+      linear_bias(b, "multi_modal_projector.linear_2", H, H, false);
+      return;
+    }
+    case VisionFamily::llama4: {
+      // mllama4.py: a linear patch embedding, class token and position table, LayerNorm blocks
+      // with biased q/k/v/o and fc1/fc2, the pixel-shuffle adapter (h / ratio² → projector input
+      // → projector output) and a linear projector into the language model.
+      const std::string p = "vision_model.";
+      const std::int64_t side = v.image_size > 0 ? v.image_size / patch : 24;
+      b.dense(p + "patch_embedding.linear.weight", {h, 3 * patch * patch});
+      b.dense(p + "class_embedding", {h});
+      b.dense(p + "positional_embedding_vlm", {side * side + 1, h});
+      layer_norm(b, p + "layernorm_pre", h);
+      layer_norm(b, p + "layernorm_post", h);
+      for (int i = 0; i < v.depth; ++i) {
+        const std::string l = p + "model.layers." + std::to_string(i) + ".";
+        for (const char* n : {"q_proj", "k_proj", "v_proj", "o_proj"}) linear_bias(b, l + "self_attn." + n, h, h);
+        linear_bias(b, l + "mlp.fc1", I, h);
+        linear_bias(b, l + "mlp.fc2", h, I);
+        layer_norm(b, l + "input_layernorm", h);
+        layer_norm(b, l + "post_attention_layernorm", h);
+      }
+      const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+      const auto shuffled = static_cast<std::int64_t>(static_cast<double>(h) / (ratio * ratio));
+      const std::int64_t pin = v.projector_input_dim > 0 ? v.projector_input_dim : 4096,
+                         pout = v.projector_output_dim > 0 ? v.projector_output_dim : pin;
+      linear_bias(b, p + "vision_adapter.mlp.fc1", pin, shuffled, false);
+      linear_bias(b, p + "vision_adapter.mlp.fc2", pout, pin, false);
+      linear_bias(b, "multi_modal_projector.linear_1", H, out, false);
+      return;
+    }
+    case VisionFamily::gemma3:
+    case VisionFamily::clip:
+    case VisionFamily::generic: {
+      // SigLIP / CLIP encoders (siglip.py, clip.py): biased q/k/v/out and fc1/fc2, LayerNorms.
+      const std::string p = "vision_tower.";
+      b.dense(p + "vision_model.embeddings.patch_embedding.weight", {h, 3, patch, patch});
+      b.dense(p + "vision_model.embeddings.patch_embedding.bias", {h});
+      if (v.image_size > 0) {
+        std::int64_t n = (v.image_size / patch) * (v.image_size / patch) + (family == VisionFamily::clip ? 1 : 0);
+        b.dense(p + "vision_model.embeddings.position_embedding.weight", {n, h});
+      }
+      for (int i = 0; i < v.depth; ++i) {
+        const std::string l = p + "vision_model.encoder.layers." + std::to_string(i) + ".";
+        for (const char* n : {"q_proj", "k_proj", "v_proj", "out_proj"}) linear_bias(b, l + "self_attn." + n, h, h);
+        linear_bias(b, l + "mlp.fc1", I, h);
+        linear_bias(b, l + "mlp.fc2", h, I);
+        layer_norm(b, l + "layer_norm1", h);
+        layer_norm(b, l + "layer_norm2", h);
+      }
+      layer_norm(b, p + "vision_model.post_layernorm", h);
+      if (family == VisionFamily::gemma3) {
+        // gemma3_mm.py: one projection matrix and a soft-embedding RMSNorm.
+        b.dense("multi_modal_projector.mm_input_projection_weight", {h, H});
+        b.dense("multi_modal_projector.mm_soft_emb_norm.weight", {h});
+      } else if (family == VisionFamily::clip) {
+        // llava.py: a two-layer MLP projector.
+        linear_bias(b, "multi_modal_projector.linear_1", H, h);
+        linear_bias(b, "multi_modal_projector.linear_2", H, H);
+      } else {
+        b.dense("multi_modal_projector.linear.weight", {H, h});
+      }
+      return;
+    }
   }
 }
 
@@ -538,7 +679,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
     if (q) b.linear(lm_head.substr(0, lm_head.size() - 7), V, H);
     else b.dense(lm_head, {V, H});
   }
-  if (m.vision) add_vision(b, m, starts_with(t, "qwen2") ? "visual." : "vision_tower.");
+  if (m.vision) add_vision(b, m);
   return b.take();
 }
 

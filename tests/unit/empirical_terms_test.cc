@@ -1,0 +1,62 @@
+// How the empirical terms depend on what drives them: the interconnect of a TP group, the number
+// of CUDA graphs captured; and, against vLLM's own logs, runs outside the H100 sweep that those
+// mechanisms decide (values from calibration/startup.jsonl's log lines).
+#include <gtest/gtest.h>
+
+#include "engine/empirical.h"
+#include "unit/engine_test_support.h"
+
+namespace headroom {
+namespace {
+
+using test_support::gpus;
+using test_support::model;
+using test_support::run;
+
+TEST(EmpiricalTerms, NvlinkBeforeHopperCarriesNcclBuffersButNoNvls) {
+  const VllmVersion v{0, 10, 1};
+  const GpuSetup a100 = gpus("A100 80GB"), pcie = gpus("A100 80GB PCIe"), h100 = gpus("H100");
+  ASSERT_EQ(engine::interconnect_of(a100.gpu), engine::Interconnect::nvlink);
+  ASSERT_EQ(engine::interconnect_of(pcie.gpu), engine::Interconnect::pcie);
+  // NVLink SHARP (NVLS) needs Hopper's NVSwitch: an A100 SXM board's TP group holds what a PCIe
+  // board's does, and less than an H100 board's.
+  EXPECT_EQ(engine::estimate_non_torch(v, 2, 1, a100.gpu), engine::estimate_non_torch(v, 2, 1, pcie.gpu));
+  EXPECT_LT(engine::estimate_non_torch(v, 2, 1, a100.gpu), engine::estimate_non_torch(v, 2, 1, h100.gpu));
+  EXPECT_GT(engine::estimate_non_torch(v, 2, 1, a100.gpu), engine::estimate_non_torch(v, 1, 1, a100.gpu));
+}
+
+TEST(EmpiricalTerms, MoeGraphMemoryScalesWithTheGraphsCaptured) {
+  const ModelSpec moe = model("Qwen/Qwen3-30B-A3B");
+  const Bytes all = engine::estimate_cuda_graph(moe, 102, 48, 1), few = engine::estimate_cuda_graph(moe, 12, 48, 1);
+  EXPECT_NEAR(static_cast<double>(few), static_cast<double>(all) * 12.0 / 102.0, 2.0);
+  EXPECT_EQ(engine::estimate_cuda_graph(moe, 0, 48, 1), 0);
+}
+
+// Qwen2-7B-Instruct on two A100 80GB SXM in one node, vLLM 0.10.1.1, gpu_memory_utilization 0.25,
+// max_model_len 16384: "Available KV cache memory: 12.02 GiB". The NVSwitch all-reduce share of an
+// H100 board would leave 0.36 GiB less.
+TEST(EmpiricalTerms, A100TensorParallelKvMatchesTheLog) {
+  VllmFlags f;
+  f.tensor_parallel_size = 2;
+  f.gpu_memory_utilization = 0.25;
+  f.max_model_len = 16384;
+  Prediction p = run(model("Qwen/Qwen2-7B-Instruct"), gpus("A100 80GB", 2), f, VllmVersion{0, 10, 1, 1});
+  EXPECT_NEAR(to_gib(p.memory.kv_cache), 12.02, 0.01 * 12.02);
+}
+
+// Qwen3-Coder-30B-A3B-Instruct on an A100-SXM4-80GB, vLLM 0.26.1rc1, max_num_seqs 16 (12 graphs):
+// "Available KV cache memory: 13.84 GiB", with 0.15 GiB of CUDA graphs estimated into the budget.
+TEST(EmpiricalTerms, FewGraphsOfAnMoeModelLeaveTheLoggedKv) {
+  VllmFlags f;
+  f.max_model_len = 131072;
+  f.max_num_seqs = 16;
+  f.gpu_memory_utilization = 0.9;
+  GpuSetup g = gpus("A100 80GB");
+  g.gpu.total_bytes = from_gib(79.25);  // the log's "Free memory on device (78.84/79.25 GiB)"
+  Prediction p = run(model("Qwen/Qwen3-Coder-30B-A3B-Instruct"), g, f, VllmVersion{0, 26, 1});
+  EXPECT_NEAR(to_gib(p.memory.cuda_graph), 0.15, 0.05);
+  EXPECT_NEAR(to_gib(p.memory.kv_cache), 13.84, 0.01 * 13.84);
+}
+
+}  // namespace
+}  // namespace headroom

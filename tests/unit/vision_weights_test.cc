@@ -1,0 +1,176 @@
+// Vision towers in the synthesised weights: each family's layout (vLLM's model files) and the
+// totals vLLM logged ("Model loading took X GiB") for the multimodal models of the calibration logs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "engine/weights.h"
+#include "headroom/model.h"
+#include "headroom/units.h"
+
+namespace headroom {
+namespace {
+
+ModelSpec catalog(const std::string& id) {
+  auto m = catalog_model(id);
+  EXPECT_TRUE(m) << m.error().to_string();
+  return *m;
+}
+
+const TensorInfo* find(const WeightsInventory& inv, const std::string& name) {
+  auto it = std::find_if(inv.tensors.begin(), inv.tensors.end(), [&](const TensorInfo& t) { return t.name == name; });
+  return it == inv.tensors.end() ? nullptr : &*it;
+}
+
+std::int64_t params_with_prefix(const WeightsInventory& inv, const std::string& prefix) {
+  std::int64_t n = 0;
+  for (const auto& t : inv.tensors) {
+    if (t.name.rfind(prefix, 0) != 0) continue;
+    std::int64_t e = 1;
+    for (auto d : t.shape) e *= d;
+    n += e;
+  }
+  return n;
+}
+
+double rank0_weights_gib(const std::string& id, int tp) {
+  ModelSpec m = catalog(id);
+  WeightsInventory inv = synthesize_weights(m);
+  engine::WeightPlan plan;
+  plan.tensor_parallel_size = tp;
+  plan.dtype = "bfloat16";
+  plan.gpu_architecture = "Hopper";
+  return to_gib(engine::stage_weights(m, inv, plan).front().bytes);
+}
+
+// "Model loading took X GiB" of vLLM v0.19.0 on H100s (llm-d-planner's validation sweep logs in
+// calibration/startup.jsonl), and of v0.10/v0.11 runs for dots.ocr and Qwen3-VL. Before the
+// vision towers were sized these models were 0.4 to 0.9 GiB short.
+TEST(VisionWeights, MultimodalModelsLoadWhatVllmLogged) {
+  struct Case {
+    const char* id;
+    int tp;
+    double logged_gib;
+  };
+  for (const Case& c : {Case{"moonshotai/Kimi-VL-A3B-Instruct", 1, 30.74},
+                        Case{"mistralai/Mistral-Small-3.1-24B-Instruct-2503", 1, 44.76},
+                        Case{"google/gemma-3-12b-it", 1, 23.31},
+                        Case{"google/gemma-3-4b-it", 1, 8.58},
+                        Case{"meta-llama/Llama-4-Scout-17B-16E-Instruct", 4, 53.12},
+                        Case{"rednote-hilab/dots.ocr", 1, 5.7174},
+                        Case{"Qwen/Qwen3-VL-30B-A3B-Instruct", 1, 58.2294}}) {
+    const double gib = rank0_weights_gib(c.id, c.tp);
+    EXPECT_NEAR(gib, c.logged_gib, 0.01 * c.logged_gib) << c.id << " at TP " << c.tp;
+  }
+}
+
+TEST(VisionWeights, KimiVlHasAnUntiedHeadAndTheMergedProjector) {
+  ModelSpec m = catalog("moonshotai/Kimi-VL-A3B-Instruct");
+  // The catalogue line has no model_type: the language model is DeepseekV2ForCausalLM built from a
+  // DeepSeek-V3-style text config, whose tie_word_embeddings defaults to false.
+  EXPECT_FALSE(m.tie_word_embeddings);
+  ASSERT_TRUE(m.vision);
+  EXPECT_EQ(m.vision->spatial_merge_size, 2);  // merge_kernel_size [2, 2]
+  WeightsInventory inv = synthesize_weights(m);
+  EXPECT_TRUE(find(inv, "language_model.lm_head.weight") || find(inv, "lm_head.weight"));
+  // kimi_vl.py: linear_1 is (1152·2·2) → (1152·2·2), linear_2 → the text hidden size 2048.
+  const TensorInfo* l1 = find(inv, "multi_modal_projector.linear_1.weight");
+  const TensorInfo* l2 = find(inv, "multi_modal_projector.linear_2.weight");
+  ASSERT_TRUE(l1 && l2);
+  EXPECT_EQ(l1->shape, (std::vector<std::int64_t>{4608, 4608}));
+  EXPECT_EQ(l2->shape, (std::vector<std::int64_t>{2048, 4608}));
+}
+
+TEST(VisionWeights, Qwen3VlHasPlainMlpsAndDeepstackMergers) {
+  ModelSpec m = catalog("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  ASSERT_TRUE(m.vision);
+  EXPECT_EQ(m.vision->deepstack_layers, 3);  // deepstack_visual_indexes [8, 16, 24]
+  WeightsInventory inv = synthesize_weights(m);
+  EXPECT_TRUE(find(inv, "visual.blocks.26.mlp.linear_fc1.weight"));
+  EXPECT_FALSE(find(inv, "visual.blocks.0.mlp.gate_proj.weight"));
+  EXPECT_FALSE(find(inv, "visual.blocks.27.attn.qkv.weight"));
+  // qwen3_vl.py: the deepstack mergers normalise after the 2×2 shuffle (width 4 × 1152).
+  const TensorInfo* norm = find(inv, "visual.deepstack_merger_list.2.norm.weight");
+  ASSERT_TRUE(norm);
+  EXPECT_EQ(norm->shape, (std::vector<std::int64_t>{4608}));
+  EXPECT_FALSE(find(inv, "visual.deepstack_merger_list.3.norm.weight"));
+  const TensorInfo* pos = find(inv, "visual.pos_embed.weight");
+  ASSERT_TRUE(pos);
+  EXPECT_EQ(pos->shape, (std::vector<std::int64_t>{2304, 1152}));
+  const TensorInfo* patch = find(inv, "visual.patch_embed.proj.weight");
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->shape, (std::vector<std::int64_t>{1152, 3, 2, 16, 16}));
+}
+
+TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
+  {
+    ModelSpec m = catalog("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
+    ASSERT_TRUE(m.vision);
+    EXPECT_EQ(m.vision->spatial_merge_size, 2);  // written beside vision_config
+    WeightsInventory inv = synthesize_weights(m);
+    EXPECT_TRUE(find(inv, "vision_tower.transformer.layers.23.feed_forward.gate_proj.weight"));
+    const TensorInfo* merge = find(inv, "multi_modal_projector.patch_merger.merging_layer.weight");
+    ASSERT_TRUE(merge);
+    EXPECT_EQ(merge->shape, (std::vector<std::int64_t>{1024, 4096}));
+    // Pixtral: 24 × (4 × 1024² + 3 × 1024 × 4096 + 2 × 1024) + patch conv + ln_pre.
+    const std::int64_t block = 4LL * 1024 * 1024 + 3LL * 1024 * 4096 + 2 * 1024;
+    EXPECT_EQ(params_with_prefix(inv, "vision_tower."), 24 * block + 1024LL * 3 * 14 * 14 + 1024);
+  }
+  {
+    ModelSpec m = catalog("rednote-hilab/dots.ocr");
+    WeightsInventory inv = synthesize_weights(m);
+    const TensorInfo* fc3 = find(inv, "vision_tower.blocks.41.mlp.fc3.weight");
+    ASSERT_TRUE(fc3);
+    EXPECT_EQ(fc3->shape, (std::vector<std::int64_t>{4224, 1536}));
+    EXPECT_FALSE(find(inv, "vision_tower.blocks.0.attn.qkv.bias"));  // use_bias false
+  }
+}
+
+TEST(VisionWeights, Llama4AdapterFollowsThePixelShuffle) {
+  ModelSpec m = catalog("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+  ASSERT_TRUE(m.vision);
+  WeightsInventory inv = synthesize_weights(m);
+  // mllama4.py: pixel shuffle at ratio 0.5 turns 1408 channels into 1408 / 0.25 = 5632.
+  const TensorInfo* fc1 = find(inv, "vision_model.vision_adapter.mlp.fc1.weight");
+  ASSERT_TRUE(fc1);
+  EXPECT_EQ(fc1->shape, (std::vector<std::int64_t>{4096, 5632}));
+  const TensorInfo* proj = find(inv, "multi_modal_projector.linear_1.weight");
+  ASSERT_TRUE(proj);
+  EXPECT_EQ(proj->shape, (std::vector<std::int64_t>{5120, 4096}));
+  const TensorInfo* pos = find(inv, "vision_model.positional_embedding_vlm");
+  ASSERT_TRUE(pos);
+  EXPECT_EQ(pos->shape, (std::vector<std::int64_t>{24 * 24 + 1, 1408}));  // (336 / 14)² + class token
+}
+
+TEST(VisionWeights, VisionConfigKeysOfEveryFamilyAreRead) {
+  // Kimi-K2.5 prefixes its MoonViT sizes with vt_; MoonViT gives the merge as a kernel.
+  auto k25 = parse_model_config(nlohmann::json::parse(R"({
+    "architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
+    "text_config": {"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 2,
+                    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 1000},
+    "vision_config": {"vt_num_hidden_layers": 3, "vt_hidden_size": 32, "vt_intermediate_size": 96,
+                      "vt_num_attention_heads": 4, "patch_size": 14, "merge_kernel_size": [2, 2]}
+  })"),
+                                 "k25.json");
+  ASSERT_TRUE(k25) << k25.error().to_string();
+  ASSERT_TRUE(k25->vision);
+  EXPECT_EQ(k25->vision->depth, 3);
+  EXPECT_EQ(k25->vision->hidden_size, 32);
+  EXPECT_EQ(k25->vision->intermediate_size, 96);
+  EXPECT_EQ(k25->vision->spatial_merge_size, 2);
+  WeightsInventory inv = synthesize_weights(*k25);
+  EXPECT_TRUE(find(inv, "vision_tower.encoder.blocks.2.wqkv.weight"));
+
+  auto hostile = parse_model_config(nlohmann::json::parse(R"({
+    "architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+    "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 64, "num_hidden_layers": 2,
+                    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 1000},
+    "vision_config": {"depth": 100000000, "hidden_size": 32}
+  })"),
+                                    "hostile.json");
+  ASSERT_FALSE(hostile);
+  EXPECT_NE(hostile.error().message.find("vision_config.depth"), std::string::npos) << hostile.error().message;
+}
+
+}  // namespace
+}  // namespace headroom
