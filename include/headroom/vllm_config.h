@@ -36,11 +36,15 @@ struct VllmFlags {
   std::optional<bool> enable_chunked_prefill;
   std::optional<Bytes> kv_cache_memory_bytes;
   std::optional<int> num_gpu_blocks_override;
+  // --attention-config use_fp4_indexer_cache (config/attention.py): DeepSeek-V4's indexer keys in
+  // MXFP4 rows (head_dim / 2 + head_dim / 32 bytes) instead of fp8 (head_dim + 4 per 128).
+  std::optional<bool> use_fp4_indexer_cache;
   // Environment variables that change memory or the startup checks (from `VAR=value vllm serve`,
   // --env, or a config file's command): envs.py of the version.
   std::optional<bool> estimate_cuda_graphs;        // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
   std::optional<std::string> attention_backend;    // VLLM_ATTENTION_BACKEND (FLASH_ATTN, FLASHINFER, TRITON_ATTN, ...)
   std::optional<bool> use_v1_engine;               // VLLM_USE_V1 (v0.8-v0.10: 0 selects the V0 engine)
+  std::optional<bool> use_flashinfer_sampler;      // VLLM_USE_FLASHINFER_SAMPLER (top-k/top-p kernels or the sort path)
   bool allow_long_max_model_len = false;           // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
   UsageContext usage_context = UsageContext::api_server;
 };

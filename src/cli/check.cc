@@ -34,10 +34,11 @@ vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-p
   --data-parallel-size/-dp, --max-model-len (or auto), --gpu-memory-utilization, --max-num-seqs,
   --max-num-batched-tokens, --kv-cache-dtype, --dtype, --quantization/-q, --enforce-eager,
   --block-size, --enable-prefix-caching, --enable-chunked-prefill, --kv-cache-memory-bytes,
-  --num-gpu-blocks-override, --enable-expert-parallel. Other vLLM flags are ignored with a warning.
+  --num-gpu-blocks-override, --enable-expert-parallel, --attention-config (use_fp4_indexer_cache;
+  JSON or --attention-config.FIELD VALUE). Other vLLM flags are ignored with a warning.
   --config FILE.yaml is read as vLLM reads it (the command line wins). A pasted command may start
   with VAR=value assignments; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND,
-  VLLM_USE_V1 and VLLM_ALLOW_LONG_MAX_MODEL_LEN change the prediction.
+  VLLM_USE_V1, VLLM_USE_FLASHINFER_SAMPLER and VLLM_ALLOW_LONG_MAX_MODEL_LEN change the prediction.
 
 options:
   --gpu NAME            GPU model from the catalogue (e.g. H100, A100-40GB, RTX 4090)

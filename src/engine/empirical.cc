@@ -31,7 +31,7 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
   const double requests = std::min(in.max_num_seqs, in.max_num_batched_tokens);
   const double vocab = static_cast<double>(round_up(model.vocab_size, 64));
   if (in.last_pp_stage) {
-    out.sampler = static_cast<Bytes>(sampler_bytes_per_logit(version) * requests * vocab);
+    out.sampler = static_cast<Bytes>(sampler_bytes_per_logit_for(version, in.flashinfer_sampler) * requests * vocab);
   }
   // Dummy forward without attention: the MLP's gate_up output (2I/TP), the activation output
   // (I/TP) and ~4 hidden-sized buffers (residual, normed input, QKV/out projections) per token.
@@ -107,8 +107,27 @@ int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& sizes, i
   return graphs;
 }
 
-Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_t vocab_size) {
-  return static_cast<Bytes>(sampler_bytes_per_logit(version) * static_cast<double>(requests) *
+namespace {
+const VllmVersion k_flashinfer_sampler_era{0, 8};  // fitted FlashInfer constant: v0.8-v0.10
+const VllmVersion k_sort_sampler_era{0, 11};       // fitted sort constant: v0.11-v0.16
+const VllmVersion k_rewritten_sampler{0, 17};
+}  // namespace
+
+double sampler_bytes_per_logit_for(const VllmVersion& version, std::optional<bool> flashinfer_sampler) {
+  if (version.is_v1_engine() && version < k_rewritten_sampler && flashinfer_sampler) {
+    return sampler_bytes_per_logit(*flashinfer_sampler ? k_flashinfer_sampler_era : k_sort_sampler_era);
+  }
+  return sampler_bytes_per_logit(version);
+}
+
+bool sampler_path_depends_on_flashinfer(const VllmVersion& version, std::optional<bool> flashinfer_sampler) {
+  return version.is_v1_engine() && version >= k_flashinfer_sampler_era && version < k_sort_sampler_era &&
+         !flashinfer_sampler.has_value();
+}
+
+Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_t vocab_size,
+                           std::optional<bool> flashinfer_sampler) {
+  return static_cast<Bytes>(sampler_bytes_per_logit_for(version, flashinfer_sampler) * static_cast<double>(requests) *
                             static_cast<double>(round_up(vocab_size, 64)));
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct ActivationInputs {
   bool last_pp_stage = true;
   int stage_layers = 0;
   bool multimodal = false;  // the profile run encodes dummy images first (first PP stage)
+  std::optional<bool> flashinfer_sampler;  // VLLM_USE_FLASHINFER_SAMPLER when given
 };
 
 struct ActivationEstimate {
@@ -67,7 +69,20 @@ int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& capture_
 
 // The buffers of the sampler warm-up after graph capture: R dummy requests over the padded
 // vocabulary at the sampler era's bytes per logit (the same _dummy_sampler_run as the profile's).
-Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_t vocab_size);
+Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_t vocab_size,
+                           std::optional<bool> flashinfer_sampler = std::nullopt);
+
+// Sampler bytes per [request × padded vocab] logit of the version's top-k/top-p path. V1's sampler
+// (v1/sample/ops/topk_topp_sampler.py) takes FlashInfer's kernels when FlashInfer is installed and
+// VLLM_USE_FLASHINFER_SAMPLER is not 0 in v0.8-v0.10, where the fitted constant is FlashInfer's;
+// with the variable at 0 the PyTorch sort path of v0.11-v0.16 applies, and with it at 1 there the
+// FlashInfer constant. From v0.17 (sampler rewritten) and in V0 the variable changes nothing here.
+double sampler_bytes_per_logit_for(const VllmVersion& version, std::optional<bool> flashinfer_sampler);
+
+// v0.8-v0.10 V1 without VLLM_USE_FLASHINFER_SAMPLER: whether FlashInfer is installed decides the
+// sampler's path, and a plain pip install lacks it ("FlashInfer is not available. Falling back to
+// the PyTorch-native implementation of top-p & top-k sampling" in the log).
+bool sampler_path_depends_on_flashinfer(const VllmVersion& version, std::optional<bool> flashinfer_sampler);
 
 // Memory CUDA graph capture takes (G), for the number of captured graphs and the stage's layers.
 Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tensor_parallel_size);

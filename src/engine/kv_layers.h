@@ -24,6 +24,7 @@ struct KvLayerInputs {
   std::string kv_cache_dtype = "auto";  // resolved: fp8_ds_mla, nvfp4, *_per_token_head set the layout
   int mamba_pages_per_request = 1;      // 2 in mamba cache mode "align" (prefix caching on, v0.28+)
   bool layer_tuples = false;            // set by build_kv_layers for DeepSeek-V4's packed layout
+  bool fp4_indexer_cache = false;       // DeepSeek-V4: --attention-config use_fp4_indexer_cache (MXFP4 rows)
 };
 
 struct KvLayers {

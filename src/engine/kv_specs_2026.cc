@@ -37,6 +37,9 @@ bool has_indexer_cache(const ModelSpec& model, int i) {
   return cached.empty() || (i < static_cast<int>(cached.size()) && cached[static_cast<std::size_t>(i)]);
 }
 
+// MXFP4: 32 values share one ue8m0 scale byte.
+constexpr int k_mxfp4_block = 32;
+
 LayerKvSpec indexer_spec(const ModelSpec& model, int block_size) {
   LayerKvSpec s;
   s.type = KvSpecType::mla;
@@ -100,9 +103,14 @@ KvLayers build_deepseek_v4_layers(const ModelSpec& model, const KvLayerInputs& i
     out.specs.push_back(state(ratio, head));
     if (ratio == 4 && model.mla->index_head_dim > 0) {
       // DeepseekV4IndexerCache: the compressed indexer keys (fp8 rows of index_head_dim + 4 scale
-      // bytes; the MXFP4 rows of --attention-config use_fp4_indexer_cache are not modelled), same
-      // compress ratio and alignment, with its own compressor state.
+      // bytes per 128; with --attention-config use_fp4_indexer_cache, MXFP4 rows of index_head_dim / 2
+      // packed bytes + one ue8m0 scale byte per 32 values, 68 bytes at 128, #48993), same compress
+      // ratio and alignment, with its own compressor state.
       LayerKvSpec idx = indexer_spec(model, k_v4_block_size);
+      if (in.fp4_indexer_cache) {
+        const int d = model.mla->index_head_dim;
+        idx.head_size = d / 2 + d / k_mxfp4_block;
+      }
       idx.compress_ratio = ratio;
       idx.alignment = alignment;
       out.specs.push_back(idx);
@@ -111,6 +119,11 @@ KvLayers build_deepseek_v4_layers(const ModelSpec& model, const KvLayerInputs& i
   }
   out.notes.push_back("DeepSeek-V4 layout: sliding-window MLA on every layer, compressed MLA (ratio 4 with an indexer, "
                       "ratio 128) and their float32 compressor states, packed into one block per layer tuple");
+  if (in.fp4_indexer_cache)
+    out.notes.push_back("indexer keys in MXFP4 rows (attention_config.use_fp4_indexer_cache): " +
+                        std::to_string(model.mla->index_head_dim / 2 + model.mla->index_head_dim / k_mxfp4_block) +
+                        " bytes per token instead of " +
+                        std::to_string(model.mla->index_head_dim + model.mla->index_head_dim / k_indexer_quant_block * 4));
   return out;
 }
 

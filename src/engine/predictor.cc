@@ -85,7 +85,8 @@ std::vector<engine::StageWeights> cached_stage_weights(const ModelSpec& model, c
                     std::to_string(model.weights ? model.weights->tensors.size() : 0) + '\n' +
                     std::to_string(plan.tensor_parallel_size) + '/' + std::to_string(plan.pipeline_parallel_size) + '/' +
                     std::to_string(plan.expert_parallel_size) + '/' + plan.dtype + '/' + plan.online_quantization + '/' +
-                    plan.gpu_architecture + '/' + std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) +
+                    plan.gpu_architecture + '/' + std::to_string(plan.max_num_batched_tokens) + '/' +
+                    std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) +
                     '/' + (model.quantization ? model.quantization->method : std::string());
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -216,6 +217,22 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   const Bytes other_processes =
       gpus.free_bytes ? std::max<Bytes>(0, total - *gpus.free_bytes - (gpus.free_measured_by_vllm ? m.baseline : 0)) : 0;
 
+  // --attention-config use_fp4_indexer_cache: DeepSeek-V4's indexer (the DSA indexer of V3.2 and
+  // GLM-5 does not support it: config/attention.py). headroom has the compact MXFP4 layout of #48993
+  // (v0.26); earlier releases' layout is not known, so they keep the fp8 rows.
+  bool fp4_indexer_cache = false;
+  if (flags.use_fp4_indexer_cache.value_or(false)) {
+    const bool v4 = model.mla && !model.mla->compress_ratios.empty();
+    if (!v4)
+      p.warnings.push_back("attention_config.use_fp4_indexer_cache applies to DeepSeek-V4's indexer cache only; " +
+                           model.id + " ignores it");
+    else if (!era.v4_dense_packing)
+      p.warnings.push_back("attention_config.use_fp4_indexer_cache before v0.26 is not modelled: the indexer cache is "
+                           "sized with fp8 rows");
+    else
+      fp4_indexer_cache = true;
+  }
+
   // --- Weights per stage (gpu_model_runner.py load_model) ---
   engine::WeightPlan plan;
   plan.tensor_parallel_size = tp;
@@ -224,6 +241,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   plan.dtype = s.dtype;
   plan.online_quantization = online_quant;
   plan.gpu_architecture = gpus.gpu.architecture;
+  plan.max_num_batched_tokens = s.max_num_batched_tokens;
   auto stages = cached_stage_weights(model, plan);
   p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
 
@@ -246,6 +264,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   struct StageResult {
     Bytes weights, activation, non_torch, graph, graph_est, available;
     Bytes sampler;
+    Bytes sort_sampler_extra;  // v0.8-v0.10 without VLLM_USE_FLASHINFER_SAMPLER: the sort path's extra peak
     KvCacheConfig kv;
     std::int64_t num_blocks;
     int block_size;
@@ -267,15 +286,24 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     ai.last_pp_stage = st == pp - 1;
     ai.stage_layers = sw.end_layer - sw.first_layer;
     ai.multimodal = st == 0 && engine::is_multimodal(model);
+    ai.flashinfer_sampler = flags.use_flashinfer_sampler;
     auto act = engine::estimate_activation(model, version, ai);
     r.activation = act.total;
     r.sampler = act.sampler;
+    if (engine::sampler_path_depends_on_flashinfer(version, flags.use_flashinfer_sampler)) {
+      engine::ActivationInputs sort = ai;
+      sort.flashinfer_sampler = false;
+      r.sort_sampler_extra = std::max<Bytes>(0, engine::estimate_activation(model, version, sort).total - act.total);
+    }
     r.non_torch = engine::estimate_non_torch(version, tp, pp, gpus.gpu);
     r.graph = engine::estimate_cuda_graph(model, num_graphs, ai.stage_layers, tp);
     if (options.measured) {
       const auto& mt = *options.measured;
       if (mt.weights) r.weights = *mt.weights;
-      if (mt.activation_peak) r.activation = *mt.activation_peak;
+      if (mt.activation_peak) {
+        r.activation = *mt.activation_peak;
+        r.sort_sampler_extra = 0;  // measured: whichever path the sampler took is in it
+      }
       if (mt.non_torch) r.non_torch = *mt.non_torch;
       if (mt.cuda_graph) r.graph = *mt.cuda_graph;
     }
@@ -299,6 +327,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     kin.first_layer = sw.first_layer;
     kin.end_layer = sw.end_layer;
     kin.kv_cache_dtype = s.kv_cache_dtype;
+    kin.fp4_indexer_cache = fp4_indexer_cache;
     // Mamba cache mode "align" (prefix caching on, v0.28+): two state pages per request.
     kin.mamba_pages_per_request = era.hybrid_prefix_caching_align && s.enable_prefix_caching ? 2 : 1;
     auto layers = engine::build_kv_layers(model, kin);
@@ -493,7 +522,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     const Bytes in_use = m.baseline + other_processes + w.weights + w.non_torch + kv_alloc;
     const Bytes graphs = s.enforce_eager ? 0 : w.graph;
     const int requests = std::min(s.max_num_seqs, s.max_num_batched_tokens);
-    const Bytes warmup = w.sampler > 0 ? engine::sampler_warmup_bytes(version, requests, model.vocab_size) : 0;
+    const Bytes warmup = w.sampler > 0 ? engine::sampler_warmup_bytes(version, requests, model.vocab_size, flags.use_flashinfer_sampler) : 0;
     if (graphs > 0 && in_use + graphs > total) {
       fail(Failure{"cuda_graph_capture_oom", "cuda-graph-capture",
                    "torch.OutOfMemoryError: CUDA out of memory while capturing CUDA graphs: about " + gib(w.graph) +
@@ -512,7 +541,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   if (gpus.free_bytes && other_processes > 0)
     for (const auto& h : gpus.memory_holders) p.notes.push_back(h);
   p.uncertainty = engine::kv_uncertainty(gpus.gpu, requested_version, tp, m, p.kv_cache_tokens, s.estimate_cuda_graphs,
-                                         model.vision.has_value() && model.vision->image_size == 0);
+                                         model.vision.has_value() && model.vision->image_size == 0,
+                                         w.sort_sampler_extra);
   p.starts = !p.failure.has_value();
   return p;
 }

@@ -22,7 +22,7 @@ std::string gib(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tp,
                                             const MemoryBreakdown& m, std::int64_t kv_tokens, bool graphs_in_budget,
-                                            bool dynamic_resolution_vision) {
+                                            bool dynamic_resolution_vision, Bytes sort_sampler_extra) {
   KvUncertainty u;
   double spread = 0;  // bytes either side of the predicted KV memory
   double below = 0;   // bytes on the low side only
@@ -49,12 +49,21 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
   }
   if (dynamic_resolution_vision) {
     // The encoder can only add memory. The KV shortfall on the calibration runs of such models,
-    // with their vision towers' weights counted: 2.99 GiB (Qwen3-VL-30B-A3B, H100, v0.11, TP 1),
-    // 2.94 GiB (the same at TP 2), 2.42 GiB (dots.ocr, L4, v0.10); the allowance is the largest
-    // of them, rounded up.
+    // with their vision towers' weights and load-time buffers counted: 2.90 GiB (Qwen3-VL-30B-A3B,
+    // H100, v0.11, TP 1), 2.85 GiB (the same at TP 2), 2.42 GiB (dots.ocr, L4, v0.10); the allowance
+    // is the largest of them, rounded up.
     u.reasons.push_back("the vision encoder takes images of any size: the activation estimate leaves out its profile pass "
                         "on the largest dummy image (up to 3 GiB less KV cache on the runs measured)");
     below += static_cast<double>(from_gib(3.0));
+  }
+  if (sort_sampler_extra > 0) {
+    // The estimate takes FlashInfer's sampling kernels (the constant fitted on this era's runs);
+    // without FlashInfer installed vLLM falls back to the sort path, whose peak is higher.
+    u.reasons.push_back("the sampler uses FlashInfer's top-k/top-p kernels only when FlashInfer is installed (vLLM's Docker "
+                        "image has it; a plain pip install may not, and the log then says \"FlashInfer is not available\"): "
+                        "the sort path would take " + gib(sort_sampler_extra) +
+                        " more (VLLM_USE_FLASHINFER_SAMPLER=0 or 1 settles it)");
+    below += static_cast<double>(sort_sampler_extra);
   }
   if (u.reasons.empty()) return std::nullopt;
   const double kv = static_cast<double>(m.kv_cache);

@@ -19,8 +19,11 @@ inline const VllmVersion k_newest_calibrated{0, 26, 1};
 // they are charged to the budget) to the available KV memory; tokens scale with it.
 // `dynamic_resolution_vision`: a multimodal model whose vision tower takes images of any size
 // (no fixed image_size); its encoder's profile pass on the largest dummy image is not modelled.
+// `sort_sampler_extra`: how much higher the activation peak is when the sampler takes PyTorch's
+// sort path instead of FlashInfer's kernels, for a version where an installed FlashInfer decides
+// it (v0.8-v0.10 without VLLM_USE_FLASHINFER_SAMPLER); 0 otherwise.
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,
                                             const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget,
-                                            bool dynamic_resolution_vision = false);
+                                            bool dynamic_resolution_vision = false, Bytes sort_sampler_extra = 0);
 
 }  // namespace headroom::engine

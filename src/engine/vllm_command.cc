@@ -219,6 +219,71 @@ const FlagSpec* find_flag(const std::string& name) {
   return nullptr;
 }
 
+// --attention-config (config/attention.py AttentionConfig) as JSON, or one of its fields as
+// --attention-config.FIELD VALUE. Only use_fp4_indexer_cache changes memory; the other fields
+// (backends, kernel switches) are named in a warning.
+Result<void> apply_attention_config(VllmCommand& cmd, const std::string& field, const nlohmann::json& value) {
+  if (field == "use_fp4_indexer_cache" || field == "use-fp4-indexer-cache") {
+    if (value.is_boolean()) {
+      cmd.flags.use_fp4_indexer_cache = value.get<bool>();
+      return {};
+    }
+    if (value.is_string()) {
+      auto b = parse_bool_value("--attention-config.use_fp4_indexer_cache", value.get<std::string>());
+      if (!b) return tl::unexpected(b.error());
+      cmd.flags.use_fp4_indexer_cache = *b;
+      return {};
+    }
+    return tl::unexpected(flag_error("--attention-config.use_fp4_indexer_cache",
+                                     "expected true or false, got " + value.dump()));
+  }
+  cmd.warnings.push_back("vLLM attention_config." + field + " is not modelled; the prediction ignores it");
+  return {};
+}
+
+// A Python dict literal as LLM(attention_config={'use_fp4_indexer_cache': True}) writes it, as
+// JSON: single quotes become double quotes, True/False/None their JSON words (outside strings).
+std::string python_literal_as_json(const std::string& text) {
+  std::string out;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quote) {
+      if (ch == '\\' && i + 1 < text.size()) {
+        out += ch;
+        out += text[++i];
+        continue;
+      }
+      if (ch == quote) {
+        quote = 0;
+        out += '"';
+      } else if (ch == '"') {
+        out += "\\\"";
+      } else {
+        out += ch;
+      }
+      continue;
+    }
+    if (ch == '\'' || ch == '"') {
+      quote = ch;
+      out += '"';
+      continue;
+    }
+    auto word_at = [&](std::string_view w) {
+      if (text.compare(i, w.size(), w) != 0) return false;
+      const bool before = i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
+      const std::size_t end = i + w.size();
+      const bool after = end >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
+      return before && after;
+    };
+    if (word_at("True")) out += "true", i += 3;
+    else if (word_at("False")) out += "false", i += 4;
+    else if (word_at("None")) out += "null", i += 3;
+    else out += ch;
+  }
+  return out;
+}
+
 bool looks_like_flag(const std::string& s) {
   if (s.size() < 2 || s[0] != '-') return false;
   // Negative numbers are values, not flags.
@@ -236,11 +301,13 @@ bool is_env_assignment(const std::string& s) {
 
 Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value) {
   // envs.py: these read "1"/"0" (or true/false); the backend is a name.
-  if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" || name == "VLLM_USE_V1" || name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
+  if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" || name == "VLLM_USE_V1" || name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" ||
+      name == "VLLM_USE_FLASHINFER_SAMPLER") {
     auto b = parse_bool_value(name, value);
     if (!b) return tl::unexpected(b.error());
     if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") flags.estimate_cuda_graphs = *b;
     else if (name == "VLLM_USE_V1") flags.use_v1_engine = *b;
+    else if (name == "VLLM_USE_FLASHINFER_SAMPLER") flags.use_flashinfer_sampler = *b;
     else flags.allow_long_max_model_len = *b;
     return true;
   }
@@ -338,6 +405,34 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
       }
       cmd.model = value;
       model_from_config = i < config_end;
+      continue;
+    }
+    if (name == "--attention-config" || name.starts_with("--attention-config.")) {
+      const bool dotted = name.size() > std::string("--attention-config").size();
+      if (!has_inline_value) {
+        if (i + 1 < args.size() && !looks_like_flag(args[i + 1])) value = args[++i];
+        else if (dotted) value = "true";  // a bare boolean field
+        else return make_error(ErrorCode::invalid_argument, "expected a JSON object", name);
+      }
+      if (dotted) {
+        // The field keeps vLLM's spelling: underscores (the dashes come from the flag normalisation).
+        std::string field = arg.substr(std::string("--attention-config.").size());
+        if (auto eq = field.find('='); eq != std::string::npos) field = field.substr(0, eq);
+        std::replace(field.begin(), field.end(), '-', '_');
+        auto parsed = util::parse_json(value, name);  // depth-limited: a hostile value gets an error, not a deep recursion
+        auto r = apply_attention_config(cmd, field, parsed ? *parsed : nlohmann::json(value));
+        if (!r) return tl::unexpected(r.error());
+        continue;
+      }
+      auto parsed = util::parse_json(value, name);
+      if (!parsed) parsed = util::parse_json(python_literal_as_json(value), name);
+      if (!parsed || !parsed->is_object())
+        return make_error(ErrorCode::invalid_argument,
+                          "expected a JSON object such as '{\"use_fp4_indexer_cache\": true}', got '" + value + "'", name);
+      for (const auto& [field, v] : parsed->items()) {
+        auto r = apply_attention_config(cmd, field, v);
+        if (!r) return tl::unexpected(r.error());
+      }
       continue;
     }
     bool negated = false;

@@ -18,11 +18,13 @@ struct WeightPlan {
   std::string dtype;             // resolved load dtype: bfloat16, float16, float32
   std::string online_quantization;  // "fp8", "bitsandbytes" or "" (checkpoint as is)
   std::string gpu_architecture;     // "Ampere", "Hopper", "Blackwell": MXFP4 kernels pad differently
+  int max_num_batched_tokens = 0;   // sizes the buffers some models allocate at load (Qwen3-VL's deepstack)
 };
 
 struct StageWeights {
   Bytes bytes = 0;        // everything torch allocates at load on one rank of this stage
   Bytes rope_cache = 0;   // part of bytes
+  Bytes load_buffers = 0; // part of bytes: tensors the model allocates in __init__ besides its weights
   int first_layer = 0;    // [first_layer, end_layer)
   int end_layer = 0;
 };

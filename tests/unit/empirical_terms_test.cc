@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/empirical.h"
+#include "headroom/vllm_config.h"
 #include "unit/engine_test_support.h"
 
 namespace headroom {
@@ -56,6 +57,49 @@ TEST(EmpiricalTerms, FewGraphsOfAnMoeModelLeaveTheLoggedKv) {
   Prediction p = run(model("Qwen/Qwen3-Coder-30B-A3B-Instruct"), g, f, VllmVersion{0, 26, 1});
   EXPECT_NEAR(to_gib(p.memory.cuda_graph), 0.15, 0.05);
   EXPECT_NEAR(to_gib(p.memory.kv_cache), 13.84, 0.01 * 13.84);
+}
+
+// VLLM_USE_FLASHINFER_SAMPLER picks the sampler's path in V1 before the v0.17 rewrite: at 0 a
+// v0.10 run takes the sort path of v0.11-v0.16, at 1 a v0.13 run takes v0.8-v0.10's FlashInfer
+// kernels; from v0.17 it changes nothing here.
+TEST(EmpiricalTerms, FlashinferSamplerVariableSelectsTheSamplerPath) {
+  auto cmd = parse_vllm_command({"VLLM_USE_FLASHINFER_SAMPLER=0", "vllm", "serve", "m"});
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  EXPECT_EQ(cmd->flags.use_flashinfer_sampler, false);
+  const VllmVersion v010{0, 10, 0}, v013{0, 13, 0}, v019{0, 19, 0};
+  auto sampler = [](VllmVersion v, std::optional<bool> fi) {
+    return engine::sampler_warmup_bytes(v, 1024, 128256, fi);
+  };
+  EXPECT_EQ(sampler(v010, false), sampler(v013, std::nullopt));
+  EXPECT_EQ(sampler(v013, true), sampler(v010, std::nullopt));
+  EXPECT_LT(sampler(v010, std::nullopt), sampler(v013, std::nullopt));
+  EXPECT_EQ(sampler(v019, false), sampler(v019, std::nullopt));
+  EXPECT_EQ(sampler(v019, true), sampler(v019, std::nullopt));
+  EXPECT_TRUE(engine::sampler_path_depends_on_flashinfer(v010, std::nullopt));
+  EXPECT_FALSE(engine::sampler_path_depends_on_flashinfer(v010, true));
+  EXPECT_FALSE(engine::sampler_path_depends_on_flashinfer(v013, std::nullopt));
+}
+
+// On v0.8-v0.10 without the variable, `check` states the ambiguity: the KV range's low end is what
+// the sort path would leave; with the variable set the path is known and the run is in range.
+TEST(EmpiricalTerms, UnsetFlashinferSamplerOnV010WidensTheLowSide) {
+  VllmFlags f;
+  f.max_model_len = 8192;
+  const ModelSpec m = model("meta-llama/Llama-3.1-8B-Instruct");
+  Prediction unset = run(m, gpus("H100"), f, VllmVersion{0, 10, 0});
+  ASSERT_TRUE(unset.uncertainty.has_value());
+  bool said = false;
+  for (const auto& r : unset.uncertainty->reasons) said = said || r.find("FlashInfer is not available") != std::string::npos;
+  EXPECT_TRUE(said);
+  f.use_flashinfer_sampler = false;
+  Prediction sort = run(m, gpus("H100"), f, VllmVersion{0, 10, 0});
+  EXPECT_FALSE(sort.uncertainty.has_value());
+  EXPECT_EQ(unset.uncertainty->kv_cache_low, sort.memory.kv_cache);
+  EXPECT_EQ(unset.uncertainty->kv_cache_high, unset.memory.kv_cache);
+  f.use_flashinfer_sampler = true;
+  Prediction kernels = run(m, gpus("H100"), f, VllmVersion{0, 10, 0});
+  EXPECT_FALSE(kernels.uncertainty.has_value());
+  EXPECT_EQ(kernels.memory.kv_cache, unset.memory.kv_cache);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ TEST(KvUncertainty, CalibratedRunHasNoRange) {
 }
 
 // A dynamic-resolution vision tower lowers only the low end, by 3 GiB (the largest KV shortfall on
-// the calibration runs of Qwen3-VL-30B-A3B and dots.ocr, 2.99 GiB); tokens scale with the memory.
+// the calibration runs of Qwen3-VL-30B-A3B and dots.ocr, 2.90 GiB); tokens scale with the memory.
 TEST(KvUncertainty, DynamicResolutionVisionWidensOnlyTheLowSide) {
   auto u = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 1, terms(40), 100000, false, true);
   ASSERT_TRUE(u.has_value());

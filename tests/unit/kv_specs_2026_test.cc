@@ -318,6 +318,26 @@ TEST(KvSpecs2026, DeepSeekV4ProBlockStrideMatchesTheMeasuredLayouts) {
   EXPECT_EQ(group_layer_tuples(v4_layers(ratios, flashinfer_mxfp4), true).page_bytes, 1228800);
 }
 
+// The same measurement through the catalogue model and --attention-config use_fp4_indexer_cache:
+// DeepSeek-V4-Pro with FlashMLA's fp8_ds_mla rows and MXFP4 indexer keys (64 stored tokens × 68
+// bytes = 4352 → 576-aligned 4608) packs into PR #48993's 1,315,008-byte block; without the flag the
+// fp8 indexer rows give a wider block.
+TEST(KvSpecs2026, DeepSeekV4ProFp4IndexerCacheGivesTheMeasuredBlock) {
+  ModelSpec m = model("deepseek-ai/DeepSeek-V4-Pro");
+  engine::KvLayerInputs in;
+  in.kv_cache_dtype = "fp8_ds_mla";
+  in.end_layer = m.num_layers;
+  in.fp4_indexer_cache = true;
+  auto layers = engine::build_kv_layers(m, in);
+  const auto idx = std::find_if(layers.specs.begin(), layers.specs.end(),
+                                [](const LayerKvSpec& s) { return s.type == KvSpecType::mla && s.head_size == 68; });
+  ASSERT_NE(idx, layers.specs.end());
+  EXPECT_EQ(idx->page_bytes(), 4608);
+  EXPECT_EQ(group_layer_tuples(layers.specs, true).page_bytes, 1315008);
+  in.fp4_indexer_cache = false;
+  EXPECT_GT(group_layer_tuples(engine::build_kv_layers(m, in).specs, true).page_bytes, 1315008);
+}
+
 // DeepSeek-V4-Flash (43 layers: 2 sliding-only, 21 ratio 4, 20 ratio 128), fp8_ds_mla, from v0.26:
 // - groups: all MLA caches; the SWA caches (block 64, window 128); the ratio-4 compressor states
 //   (block 4, window 8); the ratio-128 states (block 8, window 128);

@@ -296,5 +296,35 @@ TEST(Predictor, Llama4ChunkedAttentionGetsTheHybridManagerFromV013) {
   EXPECT_EQ(before.num_gpu_blocks, now.num_gpu_blocks * 12 / 48);
 }
 
+// --attention-config use_fp4_indexer_cache: DeepSeek-V4 packs its MXFP4 indexer rows from v0.26
+// (#48993), so the block shrinks; earlier versions and other models say it is not applied.
+TEST(Predictor, Fp4IndexerCacheShrinksDeepSeekV4BlocksFromV026) {
+  ModelSpec m = model("deepseek-ai/DeepSeek-V4-Pro");
+  VllmFlags f = len(8192);
+  f.tensor_parallel_size = 8;
+  f.kv_cache_dtype = "fp8";
+  f.kv_cache_memory_bytes = from_gib(40);
+  VllmFlags fp4 = f;
+  fp4.use_fp4_indexer_cache = true;
+  Prediction base = run(m, gpus("B200", 8), f, VllmVersion{0, 26, 0});
+  Prediction packed = run(m, gpus("B200", 8), fp4, VllmVersion{0, 26, 0});
+  EXPECT_LT(packed.kv.page_bytes, base.kv.page_bytes);
+  EXPECT_GT(packed.num_gpu_blocks, base.num_gpu_blocks);
+  EXPECT_TRUE(packed.warnings.empty() || packed.warnings.front().find("use_fp4_indexer_cache") == std::string::npos);
+  Prediction older = run(m, gpus("B200", 8), fp4, VllmVersion{0, 25, 0});
+  EXPECT_EQ(older.kv.page_bytes, run(m, gpus("B200", 8), f, VllmVersion{0, 25, 0}).kv.page_bytes);
+  bool said = false;
+  for (const auto& w : older.warnings) said = said || w.find("before v0.26 is not modelled") != std::string::npos;
+  EXPECT_TRUE(said);
+  Prediction dense = run(llama8b(), gpus("H100"), [] {
+    VllmFlags d;
+    d.use_fp4_indexer_cache = true;
+    return d;
+  }(), VllmVersion{0, 26, 0});
+  said = false;
+  for (const auto& w : dense.warnings) said = said || w.find("DeepSeek-V4's indexer cache only") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace headroom

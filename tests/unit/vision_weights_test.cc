@@ -33,10 +33,11 @@ std::int64_t params_with_prefix(const WeightsInventory& inv, const std::string& 
   return n;
 }
 
-double rank0_weights_gib(const std::string& id, int tp) {
+double rank0_weights_gib(const std::string& id, int tp, int max_num_batched_tokens = 8192) {
   ModelSpec m = catalog(id);
   WeightsInventory inv = synthesize_weights(m);
   engine::WeightPlan plan;
+  plan.max_num_batched_tokens = max_num_batched_tokens;
   plan.tensor_parallel_size = tp;
   plan.dtype = "bfloat16";
   plan.gpu_architecture = "Hopper";
@@ -52,6 +53,8 @@ TEST(VisionWeights, MultimodalModelsLoadWhatVllmLogged) {
     int tp;
     double logged_gib;
   };
+  // All of these runs have max_num_batched_tokens 8192 except dots.ocr's (2048), which has no
+  // load-time buffers that depend on it.
   for (const Case& c : {Case{"moonshotai/Kimi-VL-A3B-Instruct", 1, 30.74},
                         Case{"mistralai/Mistral-Small-3.1-24B-Instruct-2503", 1, 44.76},
                         Case{"google/gemma-3-12b-it", 1, 23.31},
@@ -100,6 +103,13 @@ TEST(VisionWeights, Qwen3VlHasPlainMlpsAndDeepstackMergers) {
   const TensorInfo* patch = find(inv, "visual.patch_embed.proj.weight");
   ASSERT_TRUE(patch);
   EXPECT_EQ(patch->shape, (std::vector<std::int64_t>{1152, 3, 2, 16, 16}));
+  // qwen3_vl_moe.py registers three zeroed [max_num_batched_tokens, 2048] buffers at load.
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  plan.max_num_batched_tokens = 8192;
+  EXPECT_EQ(engine::stage_weights(m, inv, plan).front().load_buffers, 3LL * 8192 * 2048 * 2);
+  plan.max_num_batched_tokens = 2048;
+  EXPECT_EQ(engine::stage_weights(m, inv, plan).front().load_buffers, 3LL * 2048 * 2048 * 2);
 }
 
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {

@@ -352,5 +352,26 @@ TEST(VllmVersionEras, GraphEstimateByDefaultFromV021) {
   EXPECT_TRUE((VllmVersion{0, 21, 0}).estimates_cuda_graphs_by_default());
 }
 
+// --attention-config as JSON, as one dotted field (vLLM's FlexibleArgumentParser form, with either
+// spelling of the field), and the YAML form a config file turns into JSON text.
+TEST(VllmCommand, AttentionConfigFp4IndexerCache) {
+  EXPECT_EQ(parse_ok({"--attention-config", R"({"use_fp4_indexer_cache": true})"}).flags.use_fp4_indexer_cache, true);
+  EXPECT_EQ(parse_ok({"--attention_config.use_fp4_indexer_cache=True"}).flags.use_fp4_indexer_cache, true);
+  EXPECT_EQ(parse_ok({"--attention-config.use-fp4-indexer-cache", "false"}).flags.use_fp4_indexer_cache, false);
+  EXPECT_EQ(parse_ok({"--attention-config.use_fp4_indexer_cache", "--max-num-seqs", "8"}).flags.use_fp4_indexer_cache, true);
+  VllmCommand other = parse_ok({"--attention-config", R"({"backend": "FLASHINFER", "use_fp4_indexer_cache": false})"});
+  EXPECT_EQ(other.flags.use_fp4_indexer_cache, false);
+  ASSERT_EQ(other.warnings.size(), 1u);
+  EXPECT_NE(other.warnings[0].find("attention_config.backend"), std::string::npos);
+  EXPECT_NE(parse_error({"--attention-config", "{use_fp4_indexer_cache: true"}).find("expected a JSON object"), std::string::npos);
+  EXPECT_NE(parse_error({"--attention-config", R"({"use_fp4_indexer_cache": 3})"}).find("expected true or false"),
+            std::string::npos);
+  EXPECT_NE(parse_error({"--attention-config"}).find("expected a JSON object"), std::string::npos);
+  // LLM(...) passes the dict as Python writes it.
+  auto llm = parse_llm_call("LLM(model='deepseek-ai/DeepSeek-V4-Pro', attention_config={'use_fp4_indexer_cache': True})");
+  ASSERT_TRUE(llm) << llm.error().to_string();
+  EXPECT_EQ(llm->flags.use_fp4_indexer_cache, true);
+}
+
 }  // namespace
 }  // namespace headroom
