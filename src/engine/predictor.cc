@@ -85,8 +85,7 @@ std::vector<engine::StageWeights> cached_stage_weights(const ModelSpec& model, c
                     std::to_string(model.weights ? model.weights->tensors.size() : 0) + '\n' +
                     std::to_string(plan.tensor_parallel_size) + '/' + std::to_string(plan.pipeline_parallel_size) + '/' +
                     std::to_string(plan.expert_parallel_size) + '/' + plan.dtype + '/' + plan.online_quantization + '/' +
-                    plan.gpu_architecture + '/' + std::to_string(plan.max_num_batched_tokens) + '/' +
-                    std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) +
+                    plan.gpu_architecture + '/' + std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) +
                     '/' + (model.quantization ? model.quantization->method : std::string());
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -241,8 +240,11 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   plan.dtype = s.dtype;
   plan.online_quantization = online_quant;
   plan.gpu_architecture = gpus.gpu.architecture;
-  plan.max_num_batched_tokens = s.max_num_batched_tokens;
   auto stages = cached_stage_weights(model, plan);
+  if (!stages.empty()) {
+    stages.front().load_buffers = engine::load_buffers(model, s.max_num_batched_tokens, s.dtype);
+    stages.front().bytes += stages.front().load_buffers;
+  }
   p.sources.weights = model.weights ? "exact (safetensors headers)" : "from the architecture";
 
   const auto capture_sizes = engine::cudagraph_capture_sizes(version, s.max_num_seqs, s.max_num_batched_tokens,

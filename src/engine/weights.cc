@@ -248,16 +248,13 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     stages[static_cast<std::size_t>(s)].rope_cache = rope;
     stages[static_cast<std::size_t>(s)].bytes = static_cast<Bytes>(std::llround(stage_bytes[static_cast<std::size_t>(s)])) + rope;
   }
-  // Qwen3-VL (qwen3_vl.py, qwen3_vl_moe.py): the model registers one zeroed buffer per deepstack
-  // level, max_num_batched_tokens × the text hidden size in the model dtype, during __init__, on
-  // every rank of the first stage (the one holding the vision tower).
-  if (model.vision && model.vision->deepstack_layers > 0 && plan.max_num_batched_tokens > 0) {
-    const auto buffers = static_cast<Bytes>(static_cast<double>(model.vision->deepstack_layers) * plan.max_num_batched_tokens *
-                                            static_cast<double>(model.hidden_size) * target_bytes);
-    stages.front().load_buffers = buffers;
-    stages.front().bytes += buffers;
-  }
   return stages;
+}
+
+Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {
+  if (!model.vision || model.vision->deepstack_layers <= 0 || max_num_batched_tokens <= 0) return 0;
+  return static_cast<Bytes>(static_cast<double>(model.vision->deepstack_layers) * max_num_batched_tokens *
+                            static_cast<double>(model.hidden_size) * dtype_bytes(dtype.empty() ? "bfloat16" : dtype));
 }
 
 }  // namespace headroom::engine

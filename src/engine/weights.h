@@ -18,13 +18,12 @@ struct WeightPlan {
   std::string dtype;             // resolved load dtype: bfloat16, float16, float32
   std::string online_quantization;  // "fp8", "bitsandbytes" or "" (checkpoint as is)
   std::string gpu_architecture;     // "Ampere", "Hopper", "Blackwell": MXFP4 kernels pad differently
-  int max_num_batched_tokens = 0;   // sizes the buffers some models allocate at load (Qwen3-VL's deepstack)
 };
 
 struct StageWeights {
   Bytes bytes = 0;        // everything torch allocates at load on one rank of this stage
   Bytes rope_cache = 0;   // part of bytes
-  Bytes load_buffers = 0; // part of bytes: tensors the model allocates in __init__ besides its weights
+  Bytes load_buffers = 0; // part of bytes: load_buffers() below, on the first stage (set by predict())
   int first_layer = 0;    // [first_layer, end_layer)
   int end_layer = 0;
 };
@@ -36,6 +35,12 @@ std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp);
 // Weight bytes of each pipeline stage (rank 0 of its TP group).
 std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInventory& inventory,
                                         const WeightPlan& plan);
+
+// Tensors a model allocates in __init__ besides its weights, which "Model loading took" counts
+// (first pipeline stage): Qwen3-VL's deepstack buffers (qwen3_vl.py, qwen3_vl_moe.py), one zeroed
+// [max_num_batched_tokens, hidden] tensor per deepstack level in the model dtype. Kept apart from
+// stage_weights because it depends on the scheduler's batch size, not on the checkpoint.
+Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype);
 
 // Bytes per element of a safetensors or torch dtype name (BF16, bfloat16, F8_E4M3, ...); 0 if unknown.
 double dtype_bytes(const std::string& dtype);

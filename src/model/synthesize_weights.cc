@@ -402,6 +402,23 @@ void layer_norm(Builder& b, const std::string& name, std::int64_t width, bool bi
   if (bias) b.dense(name + ".bias", {width});
 }
 
+// A pre-norm encoder block with biased q/k/v/o projections, a plain fc1/fc2 MLP and two
+// LayerNorms (siglip.py, clip.py, mllama4.py); the families differ only in the names.
+struct PlainBlockNames {
+  const char* attention;  // "self_attn"
+  const char* out;        // "out_proj" (SigLIP, CLIP) or "o_proj" (Llama 4)
+  const char* norm1;
+  const char* norm2;
+};
+
+void plain_block(Builder& b, const std::string& l, const PlainBlockNames& n, std::int64_t h, std::int64_t I) {
+  for (const char* proj : {"q_proj", "k_proj", "v_proj", n.out}) linear_bias(b, l + n.attention + "." + proj, h, h);
+  linear_bias(b, l + "mlp.fc1", I, h);
+  linear_bias(b, l + "mlp.fc2", h, I);
+  layer_norm(b, l + n.norm1, h);
+  layer_norm(b, l + n.norm2, h);
+}
+
 // Qwen3-VL's patch merger: a norm (over the tower width, or over the merged width after the
 // shuffle), then merged → merged → out, where merged = merge² × width.
 void patch_merger(Builder& b, const std::string& p, std::int64_t merged, std::int64_t out, std::int64_t norm_width) {
@@ -516,14 +533,9 @@ void add_vision(Builder& b, const ModelSpec& m) {
       b.dense(p + "positional_embedding_vlm", {side * side + 1, h});
       layer_norm(b, p + "layernorm_pre", h);
       layer_norm(b, p + "layernorm_post", h);
-      for (int i = 0; i < v.depth; ++i) {
-        const std::string l = p + "model.layers." + std::to_string(i) + ".";
-        for (const char* n : {"q_proj", "k_proj", "v_proj", "o_proj"}) linear_bias(b, l + "self_attn." + n, h, h);
-        linear_bias(b, l + "mlp.fc1", I, h);
-        linear_bias(b, l + "mlp.fc2", h, I);
-        layer_norm(b, l + "input_layernorm", h);
-        layer_norm(b, l + "post_attention_layernorm", h);
-      }
+      for (int i = 0; i < v.depth; ++i)
+        plain_block(b, p + "model.layers." + std::to_string(i) + ".",
+                    {"self_attn", "o_proj", "input_layernorm", "post_attention_layernorm"}, h, I);
       const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
       const auto shuffled = static_cast<std::int64_t>(static_cast<double>(h) / (ratio * ratio));
       const std::int64_t pin = v.projector_input_dim > 0 ? v.projector_input_dim : 4096,
@@ -544,14 +556,9 @@ void add_vision(Builder& b, const ModelSpec& m) {
         std::int64_t n = (v.image_size / patch) * (v.image_size / patch) + (family == VisionFamily::clip ? 1 : 0);
         b.dense(p + "vision_model.embeddings.position_embedding.weight", {n, h});
       }
-      for (int i = 0; i < v.depth; ++i) {
-        const std::string l = p + "vision_model.encoder.layers." + std::to_string(i) + ".";
-        for (const char* n : {"q_proj", "k_proj", "v_proj", "out_proj"}) linear_bias(b, l + "self_attn." + n, h, h);
-        linear_bias(b, l + "mlp.fc1", I, h);
-        linear_bias(b, l + "mlp.fc2", h, I);
-        layer_norm(b, l + "layer_norm1", h);
-        layer_norm(b, l + "layer_norm2", h);
-      }
+      for (int i = 0; i < v.depth; ++i)
+        plain_block(b, p + "vision_model.encoder.layers." + std::to_string(i) + ".",
+                    {"self_attn", "out_proj", "layer_norm1", "layer_norm2"}, h, I);
       layer_norm(b, p + "vision_model.post_layernorm", h);
       if (family == VisionFamily::gemma3) {
         // gemma3_mm.py: one projection matrix and a soft-embedding RMSNorm.

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "headroom/model.h"
+
 namespace headroom::test_support {
 
 namespace fs = std::filesystem;
@@ -42,6 +44,13 @@ inline std::string le64(std::uint64_t v) {
 // A safetensors file: length, header, then `data_bytes` zero bytes.
 inline std::string safetensors(const std::string& header, std::size_t data_bytes) {
   return le64(header.size()) + header + std::string(data_bytes, '\0');
+}
+
+// The tensor of an inventory by name, or nullptr.
+inline const TensorInfo* find_tensor(const WeightsInventory& inv, const std::string& name) {
+  for (const auto& t : inv.tensors)
+    if (t.name == name) return &t;
+  return nullptr;
 }
 
 }  // namespace headroom::test_support

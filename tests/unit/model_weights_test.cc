@@ -1,61 +1,53 @@
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "headroom/model.h"
+#include "unit/engine_test_support.h"
+#include "unit/model_test_support.h"
 
 namespace headroom {
 namespace {
 
-ModelSpec catalog(const std::string& id) {
-  auto m = catalog_model(id);
-  EXPECT_TRUE(m) << m.error().to_string();
-  return *m;
-}
-
-const TensorInfo* find(const WeightsInventory& inv, const std::string& name) {
-  auto it = std::find_if(inv.tensors.begin(), inv.tensors.end(), [&](const TensorInfo& t) { return t.name == name; });
-  return it == inv.tensors.end() ? nullptr : &*it;
-}
+using test_support::find_tensor;
+using test_support::model;
 
 TEST(SynthesizeWeights, Llama31_8BTotals) {
-  ModelSpec m = catalog("meta-llama/Llama-3.1-8B-Instruct");
+  ModelSpec m = model("meta-llama/Llama-3.1-8B-Instruct");
   WeightsInventory inv = synthesize_weights(m);
   EXPECT_FALSE(inv.exact);
   EXPECT_EQ(inv.total_bytes, 16'060'522'496);
   EXPECT_EQ(parameter_count(m), 8'030'261'248);
-  const TensorInfo* k = find(inv, "model.layers.31.self_attn.k_proj.weight");
+  const TensorInfo* k = find_tensor(inv, "model.layers.31.self_attn.k_proj.weight");
   ASSERT_TRUE(k);
   EXPECT_EQ(k->shape, (std::vector<std::int64_t>{1024, 4096}));
   EXPECT_EQ(k->dtype, "BF16");
-  EXPECT_TRUE(find(inv, "lm_head.weight"));
+  EXPECT_TRUE(find_tensor(inv, "lm_head.weight"));
 }
 
 TEST(SynthesizeWeights, Qwen3TiedEmbeddingsHaveNoLmHead) {
-  ModelSpec m = catalog("Qwen/Qwen3-0.6B");
+  ModelSpec m = model("Qwen/Qwen3-0.6B");
   WeightsInventory inv = synthesize_weights(m);
-  EXPECT_FALSE(find(inv, "lm_head.weight"));
-  EXPECT_TRUE(find(inv, "model.layers.0.self_attn.q_norm.weight"));
+  EXPECT_FALSE(find_tensor(inv, "lm_head.weight"));
+  EXPECT_TRUE(find_tensor(inv, "model.layers.0.self_attn.q_norm.weight"));
   EXPECT_EQ(parameter_count(m), 596'049'920);
   EXPECT_EQ(inv.total_bytes, 1'192'099'840);
 }
 
 TEST(SynthesizeWeights, DeepSeekFp8BlocksAndMla) {
-  ModelSpec m = catalog("deepseek-ai/DeepSeek-V3");
+  ModelSpec m = model("deepseek-ai/DeepSeek-V3");
   WeightsInventory inv = synthesize_weights(m);
   // Routed experts are stacked: one tensor per parameter with the expert count first.
-  const TensorInfo* w = find(inv, "model.layers.3.mlp.experts.down_proj.weight");
+  const TensorInfo* w = find_tensor(inv, "model.layers.3.mlp.experts.down_proj.weight");
   ASSERT_TRUE(w);
   EXPECT_EQ(w->dtype, "F8_E4M3");
   EXPECT_EQ(w->shape, (std::vector<std::int64_t>{256, 7168, 2048}));
   EXPECT_EQ(w->bytes, 256LL * 7168 * 2048);
-  const TensorInfo* s = find(inv, "model.layers.3.mlp.experts.down_proj.weight_scale_inv");
+  const TensorInfo* s = find_tensor(inv, "model.layers.3.mlp.experts.down_proj.weight_scale_inv");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->shape, (std::vector<std::int64_t>{256, 56, 16}));
-  EXPECT_TRUE(find(inv, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight"));
-  EXPECT_TRUE(find(inv, "model.layers.0.mlp.gate_proj.weight"));  // first_k_dense_replace
-  EXPECT_FALSE(find(inv, "model.layers.61.self_attn.q_a_proj.weight"));  // the MTP layer is not loaded
-  EXPECT_EQ(find(inv, "model.embed_tokens.weight")->dtype, "BF16");
+  EXPECT_TRUE(find_tensor(inv, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight"));
+  EXPECT_TRUE(find_tensor(inv, "model.layers.0.mlp.gate_proj.weight"));  // first_k_dense_replace
+  EXPECT_FALSE(find_tensor(inv, "model.layers.61.self_attn.q_a_proj.weight"));  // the MTP layer is not loaded
+  EXPECT_EQ(find_tensor(inv, "model.embed_tokens.weight")->dtype, "BF16");
   // DeepSeek-V3 has 671B parameters without its MTP module.
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 671.0, 1.0);
 }
@@ -65,51 +57,51 @@ TEST(SynthesizeWeights, IgnoredModuleNamesWholeComponents) {
   // unquantized (modules_to_not_convert). vLLM compares module names (quantization/utils/
   // quant_utils.py is_layer_skipped, v0.16), so the experts' gate_proj is fp8 like up/down_proj:
   // a v0.16 run at TP 4 logged "Model loading took 54.97 GiB" (about 230 B parameters / 4 in fp8).
-  ModelSpec m = catalog("MiniMaxAI/MiniMax-M2.5");
+  ModelSpec m = model("MiniMaxAI/MiniMax-M2.5");
   WeightsInventory inv = synthesize_weights(m);
-  const TensorInfo* gate_proj = find(inv, "model.layers.0.mlp.experts.gate_proj.weight");
+  const TensorInfo* gate_proj = find_tensor(inv, "model.layers.0.mlp.experts.gate_proj.weight");
   ASSERT_TRUE(gate_proj);
   EXPECT_EQ(gate_proj->dtype, "F8_E4M3");
-  const TensorInfo* router = find(inv, "model.layers.0.mlp.gate.weight");
+  const TensorInfo* router = find_tensor(inv, "model.layers.0.mlp.gate.weight");
   ASSERT_TRUE(router);
   EXPECT_NE(router->dtype, "F8_E4M3");
 }
 
 TEST(SynthesizeWeights, GptOssMxfp4Experts) {
-  ModelSpec m = catalog("openai/gpt-oss-20b");
+  ModelSpec m = model("openai/gpt-oss-20b");
   WeightsInventory inv = synthesize_weights(m);
-  const TensorInfo* b = find(inv, "model.layers.0.mlp.experts.gate_up_proj_blocks");
+  const TensorInfo* b = find_tensor(inv, "model.layers.0.mlp.experts.gate_up_proj_blocks");
   ASSERT_TRUE(b);
   EXPECT_EQ(b->dtype, "U8");
   EXPECT_EQ(b->shape, (std::vector<std::int64_t>{32, 5760, 90, 16}));
-  EXPECT_EQ(find(inv, "model.layers.0.self_attn.q_proj.weight")->dtype, "BF16");
+  EXPECT_EQ(find_tensor(inv, "model.layers.0.self_attn.q_proj.weight")->dtype, "BF16");
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 20.9, 0.2);
 }
 
 TEST(SynthesizeWeights, AwqPacksEightValuesPerInt32) {
-  ModelSpec m = catalog("TheBloke/Mistral-7B-v0.1-AWQ");
+  ModelSpec m = model("TheBloke/Mistral-7B-v0.1-AWQ");
   WeightsInventory inv = synthesize_weights(m);
-  const TensorInfo* q = find(inv, "model.layers.0.mlp.down_proj.qweight");
+  const TensorInfo* q = find_tensor(inv, "model.layers.0.mlp.down_proj.qweight");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->dtype, "I32");
   EXPECT_EQ(q->shape, (std::vector<std::int64_t>{14336, 512}));
-  const TensorInfo* s = find(inv, "model.layers.0.mlp.down_proj.scales");
+  const TensorInfo* s = find_tensor(inv, "model.layers.0.mlp.down_proj.scales");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->shape, (std::vector<std::int64_t>{112, 4096}));
-  EXPECT_EQ(find(inv, "lm_head.weight")->dtype, "BF16");
+  EXPECT_EQ(find_tensor(inv, "lm_head.weight")->dtype, "BF16");
 }
 
 TEST(SynthesizeWeights, MixtralExpertNames) {
-  ModelSpec m = catalog("mistralai/Mixtral-8x7B-v0.1");
+  ModelSpec m = model("mistralai/Mixtral-8x7B-v0.1");
   WeightsInventory inv = synthesize_weights(m);
-  const TensorInfo* w2 = find(inv, "model.layers.0.block_sparse_moe.experts.w2.weight");
+  const TensorInfo* w2 = find_tensor(inv, "model.layers.0.block_sparse_moe.experts.w2.weight");
   ASSERT_TRUE(w2);
   EXPECT_EQ(w2->shape, (std::vector<std::int64_t>{8, 4096, 14336}));
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 46.7, 0.1);
 }
 
 TEST(SynthesizeWeights, ExactInventoryIsCountedAsIs) {
-  ModelSpec m = catalog("Qwen/Qwen3-0.6B");
+  ModelSpec m = model("Qwen/Qwen3-0.6B");
   WeightsInventory inv;
   inv.exact = true;
   inv.tensors.push_back({"a", "BF16", {10, 10}, 200});
@@ -125,9 +117,9 @@ namespace headroom {
 namespace {
 
 TEST(SynthesizeWeights, FalconFusedQkvWithoutGate) {
-  ModelSpec m = catalog("tiiuae/falcon-7b");
+  ModelSpec m = model("tiiuae/falcon-7b");
   WeightsInventory inv = synthesize_weights(m);
-  const TensorInfo* qkv = find(inv, "transformer.h.0.self_attention.query_key_value.weight");
+  const TensorInfo* qkv = find_tensor(inv, "transformer.h.0.self_attention.query_key_value.weight");
   ASSERT_TRUE(qkv);
   EXPECT_EQ(qkv->shape, (std::vector<std::int64_t>{73 * 64, 4544}));  // 71 query heads + 1 K + 1 V
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 6.92, 0.01);

@@ -2,25 +2,17 @@
 // totals vLLM logged ("Model loading took X GiB") for the multimodal models of the calibration logs.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "engine/weights.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
+#include "unit/engine_test_support.h"
+#include "unit/model_test_support.h"
 
 namespace headroom {
 namespace {
 
-ModelSpec catalog(const std::string& id) {
-  auto m = catalog_model(id);
-  EXPECT_TRUE(m) << m.error().to_string();
-  return *m;
-}
-
-const TensorInfo* find(const WeightsInventory& inv, const std::string& name) {
-  auto it = std::find_if(inv.tensors.begin(), inv.tensors.end(), [&](const TensorInfo& t) { return t.name == name; });
-  return it == inv.tensors.end() ? nullptr : &*it;
-}
+using test_support::find_tensor;
+using test_support::model;
 
 std::int64_t params_with_prefix(const WeightsInventory& inv, const std::string& prefix) {
   std::int64_t n = 0;
@@ -33,15 +25,15 @@ std::int64_t params_with_prefix(const WeightsInventory& inv, const std::string& 
   return n;
 }
 
+// Rank 0's weights plus what the model allocates at load, as predict() adds them.
 double rank0_weights_gib(const std::string& id, int tp, int max_num_batched_tokens = 8192) {
-  ModelSpec m = catalog(id);
+  ModelSpec m = model(id);
   WeightsInventory inv = synthesize_weights(m);
   engine::WeightPlan plan;
-  plan.max_num_batched_tokens = max_num_batched_tokens;
   plan.tensor_parallel_size = tp;
   plan.dtype = "bfloat16";
   plan.gpu_architecture = "Hopper";
-  return to_gib(engine::stage_weights(m, inv, plan).front().bytes);
+  return to_gib(engine::stage_weights(m, inv, plan).front().bytes + engine::load_buffers(m, max_num_batched_tokens, plan.dtype));
 }
 
 // "Model loading took X GiB" of vLLM v0.19.0 on H100s (llm-d-planner's validation sweep logs in
@@ -68,58 +60,63 @@ TEST(VisionWeights, MultimodalModelsLoadWhatVllmLogged) {
 }
 
 TEST(VisionWeights, KimiVlHasAnUntiedHeadAndTheMergedProjector) {
-  ModelSpec m = catalog("moonshotai/Kimi-VL-A3B-Instruct");
+  ModelSpec m = model("moonshotai/Kimi-VL-A3B-Instruct");
   // The catalogue line has no model_type: the language model is DeepseekV2ForCausalLM built from a
   // DeepSeek-V3-style text config, whose tie_word_embeddings defaults to false.
   EXPECT_FALSE(m.tie_word_embeddings);
   ASSERT_TRUE(m.vision);
   EXPECT_EQ(m.vision->spatial_merge_size, 2);  // merge_kernel_size [2, 2]
   WeightsInventory inv = synthesize_weights(m);
-  EXPECT_TRUE(find(inv, "language_model.lm_head.weight") || find(inv, "lm_head.weight"));
+  EXPECT_TRUE(find_tensor(inv, "language_model.lm_head.weight") || find_tensor(inv, "lm_head.weight"));
   // kimi_vl.py: linear_1 is (1152·2·2) → (1152·2·2), linear_2 → the text hidden size 2048.
-  const TensorInfo* l1 = find(inv, "multi_modal_projector.linear_1.weight");
-  const TensorInfo* l2 = find(inv, "multi_modal_projector.linear_2.weight");
+  const TensorInfo* l1 = find_tensor(inv, "multi_modal_projector.linear_1.weight");
+  const TensorInfo* l2 = find_tensor(inv, "multi_modal_projector.linear_2.weight");
   ASSERT_TRUE(l1 && l2);
   EXPECT_EQ(l1->shape, (std::vector<std::int64_t>{4608, 4608}));
   EXPECT_EQ(l2->shape, (std::vector<std::int64_t>{2048, 4608}));
 }
 
 TEST(VisionWeights, Qwen3VlHasPlainMlpsAndDeepstackMergers) {
-  ModelSpec m = catalog("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  ModelSpec m = model("Qwen/Qwen3-VL-30B-A3B-Instruct");
   ASSERT_TRUE(m.vision);
   EXPECT_EQ(m.vision->deepstack_layers, 3);  // deepstack_visual_indexes [8, 16, 24]
   WeightsInventory inv = synthesize_weights(m);
-  EXPECT_TRUE(find(inv, "visual.blocks.26.mlp.linear_fc1.weight"));
-  EXPECT_FALSE(find(inv, "visual.blocks.0.mlp.gate_proj.weight"));
-  EXPECT_FALSE(find(inv, "visual.blocks.27.attn.qkv.weight"));
+  EXPECT_TRUE(find_tensor(inv, "visual.blocks.26.mlp.linear_fc1.weight"));
+  EXPECT_FALSE(find_tensor(inv, "visual.blocks.0.mlp.gate_proj.weight"));
+  EXPECT_FALSE(find_tensor(inv, "visual.blocks.27.attn.qkv.weight"));
   // qwen3_vl.py: the deepstack mergers normalise after the 2×2 shuffle (width 4 × 1152).
-  const TensorInfo* norm = find(inv, "visual.deepstack_merger_list.2.norm.weight");
+  const TensorInfo* norm = find_tensor(inv, "visual.deepstack_merger_list.2.norm.weight");
   ASSERT_TRUE(norm);
   EXPECT_EQ(norm->shape, (std::vector<std::int64_t>{4608}));
-  EXPECT_FALSE(find(inv, "visual.deepstack_merger_list.3.norm.weight"));
-  const TensorInfo* pos = find(inv, "visual.pos_embed.weight");
+  EXPECT_FALSE(find_tensor(inv, "visual.deepstack_merger_list.3.norm.weight"));
+  const TensorInfo* pos = find_tensor(inv, "visual.pos_embed.weight");
   ASSERT_TRUE(pos);
   EXPECT_EQ(pos->shape, (std::vector<std::int64_t>{2304, 1152}));
-  const TensorInfo* patch = find(inv, "visual.patch_embed.proj.weight");
+  const TensorInfo* patch = find_tensor(inv, "visual.patch_embed.proj.weight");
   ASSERT_TRUE(patch);
   EXPECT_EQ(patch->shape, (std::vector<std::int64_t>{1152, 3, 2, 16, 16}));
   // qwen3_vl_moe.py registers three zeroed [max_num_batched_tokens, 2048] buffers at load.
-  engine::WeightPlan plan;
-  plan.dtype = "bfloat16";
-  plan.max_num_batched_tokens = 8192;
-  EXPECT_EQ(engine::stage_weights(m, inv, plan).front().load_buffers, 3LL * 8192 * 2048 * 2);
-  plan.max_num_batched_tokens = 2048;
-  EXPECT_EQ(engine::stage_weights(m, inv, plan).front().load_buffers, 3LL * 2048 * 2048 * 2);
+  EXPECT_EQ(engine::load_buffers(m, 8192, "bfloat16"), 3LL * 8192 * 2048 * 2);
+  EXPECT_EQ(engine::load_buffers(m, 2048, "bfloat16"), 3LL * 2048 * 2048 * 2);
+  EXPECT_EQ(engine::load_buffers(model("google/gemma-3-12b-it"), 8192, "bfloat16"), 0);
+  // predict() charges them to the first stage's weights, sized by the run's batched tokens.
+  VllmFlags f;
+  f.max_model_len = 16384;
+  f.max_num_batched_tokens = 8192;
+  Prediction large = test_support::run(m, test_support::gpus("H100"), f);
+  f.max_num_batched_tokens = 2048;
+  Prediction small = test_support::run(m, test_support::gpus("H100"), f);
+  EXPECT_EQ(large.memory.weights - small.memory.weights, 3LL * (8192 - 2048) * 2048 * 2);
 }
 
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
-    ModelSpec m = catalog("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
+    ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
     ASSERT_TRUE(m.vision);
     EXPECT_EQ(m.vision->spatial_merge_size, 2);  // written beside vision_config
     WeightsInventory inv = synthesize_weights(m);
-    EXPECT_TRUE(find(inv, "vision_tower.transformer.layers.23.feed_forward.gate_proj.weight"));
-    const TensorInfo* merge = find(inv, "multi_modal_projector.patch_merger.merging_layer.weight");
+    EXPECT_TRUE(find_tensor(inv, "vision_tower.transformer.layers.23.feed_forward.gate_proj.weight"));
+    const TensorInfo* merge = find_tensor(inv, "multi_modal_projector.patch_merger.merging_layer.weight");
     ASSERT_TRUE(merge);
     EXPECT_EQ(merge->shape, (std::vector<std::int64_t>{1024, 4096}));
     // Pixtral: 24 × (4 × 1024² + 3 × 1024 × 4096 + 2 × 1024) + patch conv + ln_pre.
@@ -127,27 +124,27 @@ TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
     EXPECT_EQ(params_with_prefix(inv, "vision_tower."), 24 * block + 1024LL * 3 * 14 * 14 + 1024);
   }
   {
-    ModelSpec m = catalog("rednote-hilab/dots.ocr");
+    ModelSpec m = model("rednote-hilab/dots.ocr");
     WeightsInventory inv = synthesize_weights(m);
-    const TensorInfo* fc3 = find(inv, "vision_tower.blocks.41.mlp.fc3.weight");
+    const TensorInfo* fc3 = find_tensor(inv, "vision_tower.blocks.41.mlp.fc3.weight");
     ASSERT_TRUE(fc3);
     EXPECT_EQ(fc3->shape, (std::vector<std::int64_t>{4224, 1536}));
-    EXPECT_FALSE(find(inv, "vision_tower.blocks.0.attn.qkv.bias"));  // use_bias false
+    EXPECT_FALSE(find_tensor(inv, "vision_tower.blocks.0.attn.qkv.bias"));  // use_bias false
   }
 }
 
 TEST(VisionWeights, Llama4AdapterFollowsThePixelShuffle) {
-  ModelSpec m = catalog("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+  ModelSpec m = model("meta-llama/Llama-4-Scout-17B-16E-Instruct");
   ASSERT_TRUE(m.vision);
   WeightsInventory inv = synthesize_weights(m);
   // mllama4.py: pixel shuffle at ratio 0.5 turns 1408 channels into 1408 / 0.25 = 5632.
-  const TensorInfo* fc1 = find(inv, "vision_model.vision_adapter.mlp.fc1.weight");
+  const TensorInfo* fc1 = find_tensor(inv, "vision_model.vision_adapter.mlp.fc1.weight");
   ASSERT_TRUE(fc1);
   EXPECT_EQ(fc1->shape, (std::vector<std::int64_t>{4096, 5632}));
-  const TensorInfo* proj = find(inv, "multi_modal_projector.linear_1.weight");
+  const TensorInfo* proj = find_tensor(inv, "multi_modal_projector.linear_1.weight");
   ASSERT_TRUE(proj);
   EXPECT_EQ(proj->shape, (std::vector<std::int64_t>{5120, 4096}));
-  const TensorInfo* pos = find(inv, "vision_model.positional_embedding_vlm");
+  const TensorInfo* pos = find_tensor(inv, "vision_model.positional_embedding_vlm");
   ASSERT_TRUE(pos);
   EXPECT_EQ(pos->shape, (std::vector<std::int64_t>{24 * 24 + 1, 1408}));  // (336 / 14)² + class token
 }
@@ -169,7 +166,7 @@ TEST(VisionWeights, VisionConfigKeysOfEveryFamilyAreRead) {
   EXPECT_EQ(k25->vision->intermediate_size, 96);
   EXPECT_EQ(k25->vision->spatial_merge_size, 2);
   WeightsInventory inv = synthesize_weights(*k25);
-  EXPECT_TRUE(find(inv, "vision_tower.encoder.blocks.2.wqkv.weight"));
+  EXPECT_TRUE(find_tensor(inv, "vision_tower.encoder.blocks.2.wqkv.weight"));
 
   auto hostile = parse_model_config(nlohmann::json::parse(R"({
     "architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
