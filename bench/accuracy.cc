@@ -201,6 +201,11 @@ int main(int argc, char** argv) {
     flags.tensor_parallel_size = tp;
     flags.pipeline_parallel_size = pp;
     gpus.count = tp * pp;
+    // A run whose ranks outnumber the GPUs one machine showed it ran across nodes.
+    if (auto visible = num(r, "gpu_count_visible"); visible && *visible >= 1 && *visible < tp * pp) {
+      gpus.count = static_cast<int>(*visible);
+      gpus.nodes = (tp * pp + gpus.count - 1) / gpus.count;
+    }
     if (auto v = num(r, "max_model_len")) flags.max_model_len = static_cast<std::int64_t>(*v);
     if (auto v = num(r, "gpu_memory_utilization")) flags.gpu_memory_utilization = *v;
     if (auto v = num(r, "max_num_seqs")) flags.max_num_seqs = static_cast<int>(*v);
@@ -297,6 +302,7 @@ int main(int argc, char** argv) {
       f["version"] = version->to_string();
       f["tp"] = tp;
       f["pp"] = pp;
+      f["nvls_bytes"] = engine::nvls_buffer_bytes(*version, tp, gpus.gpu);
       f["requests"] = std::min(p->settings.max_num_seqs, p->settings.max_num_batched_tokens);
       f["tokens"] = p->settings.max_num_batched_tokens;
       f["vocab_padded"] = round_up(model->vocab_size, 64);

@@ -97,7 +97,8 @@ def fit(rows, verbose):
             continue
         if r["tp"] > 1:
             if r.get("interconnect") == "nvswitch":
-                tp_nv.setdefault(nt_key(r["version"]), []).append(n)
+                # NCCL's NVLS buffers at TP > 2 are derived, not fitted (engine::nvls_buffer_bytes).
+                tp_nv.setdefault(nt_key(r["version"]), []).append(n - r.get("nvls_bytes", 0) / GIB)
         elif r["pp"] > 1:
             pp_rows.append(n)
         else:
@@ -165,7 +166,7 @@ def predict_terms(params, r):
             if extra is None:  # no rows of that era: the other era's value
                 other = "from_v018" if key == "before_v018" else "before_v018"
                 extra = nt[(other, "nvswitch")][0] or 0.0
-            n += extra
+            n += extra + r.get("nvls_bytes", 0) / GIB
         else:  # NVLink before Hopper, or PCIe: NCCL's buffers (no NVLS without NVSwitch)
             n += 0.0625 * (r["tp"] - 1)
     elif r["pp"] > 1:
@@ -305,8 +306,9 @@ struct NonTorchEra {{
 
 // Non-torch memory increase (N), single GPU, medians by era: before v0.18 {b1[0]} (n={b1[1]}), v0.18
 // onward {a1[0]} (n={a1[1]}). All-reduce buffers at TP > 1 on NVSwitch boards, above the single-GPU
-// value (median of the TP rows minus it): {b2[0]} before v0.18 (n={b2[1]}), {a2[0]} from v0.18 (n={a2[1]});
-// an era without TP rows takes the other era's value.
+// value (median of the TP rows minus it, after taking out the NVLS buffers that
+// nvls_buffer_bytes derives for TP > 2): {b2[0]} before v0.18 (n={b2[1]}), {a2[0]} from v0.18
+// (n={a2[1]}); an era without TP rows takes the other era's value.
 inline const NonTorchEra& non_torch_era(const VllmVersion& v) {{
   static const NonTorchEra k_before_v018{{{b1[0]}, {b2[0]}}};
   static const NonTorchEra k_from_v018{{{a1[0]}, {a2[0]}}};

@@ -29,11 +29,12 @@ struct NonTorchEra {
 
 // Non-torch memory increase (N), single GPU, medians by era: before v0.18 0.13 (n=13), v0.18
 // onward 0.25 (n=32). All-reduce buffers at TP > 1 on NVSwitch boards, above the single-GPU
-// value (median of the TP rows minus it): 0.42 before v0.18 (n=2), 1.88 from v0.18 (n=2);
-// an era without TP rows takes the other era's value.
+// value (median of the TP rows minus it, after taking out the NVLS buffers that
+// nvls_buffer_bytes derives for TP > 2): 0.42 before v0.18 (n=2), 1.82 from v0.18
+// (n=2); an era without TP rows takes the other era's value.
 inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
   static const NonTorchEra k_before_v018{0.13, 0.42};
-  static const NonTorchEra k_from_v018{0.25, 1.88};
+  static const NonTorchEra k_from_v018{0.25, 1.82};
   return v >= VllmVersion{0, 18} ? k_from_v018 : k_before_v018;
 }
 

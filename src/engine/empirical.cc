@@ -76,12 +76,33 @@ Interconnect interconnect_of(const GpuSpec& gpu) {
   return Interconnect::nvlink;
 }
 
+Bytes nvls_buffer_bytes(const VllmVersion& version, int tp, const GpuSpec& gpu) {
+  // NCCL src/transport/nvls.cc: ncclNvlsInit enables NVLS only when more than two GPUs share the
+  // communicator and the device supports multicast (NVSwitch boards from Hopper on);
+  // ncclNvlsBufferSetup then maps nvlsChannels x 2 x buffSize per head, one head per local rank,
+  // with buffSize = NCCL_NVLS_CHUNKSIZE (128 KiB) x NCCL_STEPS (8) = 1 MiB (NCCL 2.23 onward).
+  // nvlsChannels: 16 on sm90 (NVLS_NCHANNELS_SM90); 32 on sm100 in NCCL 2.26, 24 on a single
+  // sm100 node from 2.27 (NVLS_NCHANNELS_SM100_NVL). With NCCL_RUNTIME_CONNECT (default from
+  // 2.22) the buffers are set up at the first NVLS collective (group.cc), which is the profile
+  // run's first large all-reduce, so the increase lands in N. torch 2.7 (vLLM 0.9) ships NCCL
+  // 2.26.2 and torch 2.8 (vLLM 0.10.2) 2.27.3; earlier NCCLs allocate them at init, in B.
+  if (tp <= 2 || interconnect_of(gpu) != Interconnect::nvswitch || !version.is_v1_engine() ||
+      version < VllmVersion{0, 9})
+    return 0;
+  int channels = 16;
+  if (gpu.capability() >= 100) channels = version < VllmVersion{0, 10, 2} ? 32 : 24;
+  constexpr Bytes k_buff = Bytes{128} * 1024 * 8;
+  return static_cast<Bytes>(channels) * 2 * k_buff * tp;
+}
+
 Bytes estimate_non_torch(const VllmVersion& version, int tp, int pp, const GpuSpec& gpu) {
   const NonTorchEra& era = non_torch_era(version);
   double gib = era.single_gpu_gib;
   if (tp > 1) {
     switch (interconnect_of(gpu)) {
-      case Interconnect::nvswitch: gib += era.nvswitch_all_reduce_gib; break;
+      case Interconnect::nvswitch:
+        gib += era.nvswitch_all_reduce_gib + to_gib(nvls_buffer_bytes(version, tp, gpu));
+        break;
       // Without NVSwitch there are no NVLS buffers (NVLink SHARP needs Hopper's NVSwitch); what
       // remains is NCCL's own buffers, and custom all-reduce's few MiB where it runs.
       case Interconnect::nvlink:

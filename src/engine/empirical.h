@@ -59,6 +59,12 @@ Interconnect interconnect_of(const GpuSpec& gpu);
 // pipeline's send/receive.
 Bytes estimate_non_torch(const VllmVersion& version, int tensor_parallel_size, int pipeline_parallel_size, const GpuSpec& gpu);
 
+// NCCL's NVLink SHARP buffers at TP > 2 on NVSwitch boards, allocated at the first NVLS collective
+// of the profile run (NCCL >= 2.22 connects algorithms at run time), so part of N. Zero where NCCL
+// does not run NVLS: two GPUs or fewer, no NVSwitch, or an NCCL that sets them up at init (before
+// vLLM 0.9's torch 2.7). Derivation in empirical.cc.
+Bytes nvls_buffer_bytes(const VllmVersion& version, int tensor_parallel_size, const GpuSpec& gpu);
+
 // CUDA context + NCCL memory present at the init snapshot (B): never charged to the budget but
 // must fit beside it (the startup free-memory check).
 Bytes estimate_baseline(int tensor_parallel_size, int pipeline_parallel_size);

@@ -544,7 +544,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     for (const auto& h : gpus.memory_holders) p.notes.push_back(h);
   p.uncertainty = engine::kv_uncertainty(gpus.gpu, requested_version, tp, m, p.kv_cache_tokens, s.estimate_cuda_graphs,
                                          model.vision.has_value() && model.vision->image_size == 0,
-                                         w.sort_sampler_extra);
+                                         w.sort_sampler_extra, gpus.nodes > 1 && tp > gpus.count);
   p.starts = !p.failure.has_value();
   return p;
 }

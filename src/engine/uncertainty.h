@@ -22,8 +22,11 @@ inline const VllmVersion k_newest_calibrated{0, 26, 1};
 // `sort_sampler_extra`: how much higher the activation peak is when the sampler takes PyTorch's
 // sort path instead of FlashInfer's kernels, for a version where an installed FlashInfer decides
 // it (v0.8-v0.10 without VLLM_USE_FLASHINFER_SAMPLER); 0 otherwise.
+// `tp_spans_nodes`: the tensor-parallel group has more ranks than a node has GPUs, so its
+// all-reduce crosses the network.
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,
                                             const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget,
-                                            bool dynamic_resolution_vision = false, Bytes sort_sampler_extra = 0);
+                                            bool dynamic_resolution_vision = false, Bytes sort_sampler_extra = 0,
+                                            bool tp_spans_nodes = false);
 
 }  // namespace headroom::engine

@@ -26,6 +26,27 @@ TEST(EmpiricalTerms, NvlinkBeforeHopperCarriesNcclBuffersButNoNvls) {
   EXPECT_GT(engine::estimate_non_torch(v, 2, 1, a100.gpu), engine::estimate_non_torch(v, 1, 1, a100.gpu));
 }
 
+// NCCL src/transport/nvls.cc: no NVLS with two GPUs or fewer (ncclNvlsInit); otherwise
+// nvlsChannels x 2 x 1 MiB (128 KiB chunk x 8 steps) per local rank: 16 channels on sm90, 32 on
+// sm100 in NCCL 2.26 (torch 2.7, vLLM 0.9-0.10.1), 24 on one sm100 node from 2.27 (torch 2.8).
+TEST(EmpiricalTerms, NvlsBuffersFollowNcclsFormula) {
+  const GpuSetup h100 = gpus("H100"), b200 = gpus("B200"), a100 = gpus("A100 80GB");
+  constexpr Bytes mib = Bytes{1} << 20;
+  const VllmVersion v19{0, 19, 0};
+  EXPECT_EQ(engine::nvls_buffer_bytes(v19, 2, h100.gpu), 0);
+  EXPECT_EQ(engine::nvls_buffer_bytes(v19, 4, h100.gpu), 16 * 2 * 4 * mib);
+  EXPECT_EQ(engine::nvls_buffer_bytes(v19, 8, h100.gpu), 16 * 2 * 8 * mib);
+  EXPECT_EQ(engine::nvls_buffer_bytes(v19, 8, b200.gpu), 24 * 2 * 8 * mib);
+  EXPECT_EQ(engine::nvls_buffer_bytes(VllmVersion{0, 10, 1}, 4, b200.gpu), 32 * 2 * 4 * mib);
+  EXPECT_EQ(engine::nvls_buffer_bytes(v19, 8, a100.gpu), 0);  // no NVSwitch multicast before Hopper
+  // NCCL 2.21 (torch 2.6, vLLM 0.8) sets the buffers up at init: the init snapshot holds them.
+  EXPECT_EQ(engine::nvls_buffer_bytes(VllmVersion{0, 8, 5}, 8, h100.gpu), 0);
+  // The TP-group share grows by exactly the NVLS buffers from TP 2 to TP 8.
+  EXPECT_NEAR(static_cast<double>(engine::estimate_non_torch(v19, 8, 1, h100.gpu) -
+                                  engine::estimate_non_torch(v19, 2, 1, h100.gpu)),
+              static_cast<double>(16 * 2 * 8 * mib), 1024.0);
+}
+
 TEST(EmpiricalTerms, MoeGraphMemoryScalesWithTheGraphsCaptured) {
   const ModelSpec moe = model("Qwen/Qwen3-30B-A3B");
   const Bytes all = engine::estimate_cuda_graph(moe, 102, 48, 1), few = engine::estimate_cuda_graph(moe, 12, 48, 1);

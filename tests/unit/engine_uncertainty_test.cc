@@ -40,5 +40,16 @@ TEST(KvUncertainty, DynamicResolutionVisionWidensOnlyTheLowSide) {
   EXPECT_NE(u->reasons[0].find("vision encoder"), std::string::npos);
 }
 
+// A tensor-parallel group across nodes lowers only the low end, by 1.1 GiB (the 1.02 GiB KV
+// shortfall of the one such calibration run, rounded up).
+TEST(KvUncertainty, TensorParallelAcrossNodesWidensOnlyTheLowSide) {
+  auto u = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 2, terms(40), 100000, false, false, 0, true);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->kv_cache_high, from_gib(40));
+  EXPECT_EQ(u->kv_cache_low, from_gib(38.9));
+  ASSERT_EQ(u->reasons.size(), 1u);
+  EXPECT_NE(u->reasons[0].find("spans nodes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace headroom

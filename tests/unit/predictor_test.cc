@@ -310,7 +310,7 @@ TEST(Predictor, Fp4IndexerCacheShrinksDeepSeekV4BlocksFromV026) {
   Prediction packed = run(m, gpus("B200", 8), fp4, VllmVersion{0, 26, 0});
   EXPECT_LT(packed.kv.page_bytes, base.kv.page_bytes);
   EXPECT_GT(packed.num_gpu_blocks, base.num_gpu_blocks);
-  EXPECT_TRUE(packed.warnings.empty() || packed.warnings.front().find("use_fp4_indexer_cache") == std::string::npos);
+  for (const auto& w : packed.warnings) EXPECT_EQ(w.find("use_fp4_indexer_cache"), std::string::npos) << w;
   Prediction older = run(m, gpus("B200", 8), fp4, VllmVersion{0, 25, 0});
   EXPECT_EQ(older.kv.page_bytes, run(m, gpus("B200", 8), f, VllmVersion{0, 25, 0}).kv.page_bytes);
   bool said = false;
@@ -324,6 +324,28 @@ TEST(Predictor, Fp4IndexerCacheShrinksDeepSeekV4BlocksFromV026) {
   said = false;
   for (const auto& w : dense.warnings) said = said || w.find("DeepSeek-V4's indexer cache only") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// Ranks placed by vLLM fill a node's GPUs first: TP 2 over two one-GPU nodes crosses the network,
+// TP 8 with PP 2 over two eight-GPU nodes keeps each TP group inside a node.
+TEST(Predictor, KvRangeSaysWhenTheTensorParallelGroupSpansNodes) {
+  auto spans = [](const Prediction& p) {
+    if (!p.uncertainty) return false;
+    for (const auto& r : p.uncertainty->reasons)
+      if (r.find("spans nodes") != std::string::npos) return true;
+    return false;
+  };
+  VllmFlags f = len(8192);
+  f.tensor_parallel_size = 2;
+  GpuSetup two_nodes = gpus("A100 40GB", 1);
+  two_nodes.nodes = 2;
+  EXPECT_TRUE(spans(run(llama8b(), two_nodes, f, VllmVersion{0, 10, 1})));
+  EXPECT_FALSE(spans(run(llama8b(), gpus("A100 40GB", 2), f, VllmVersion{0, 10, 1})));
+  GpuSetup big = gpus("H100", 8);
+  big.nodes = 2;
+  f.tensor_parallel_size = 8;
+  f.pipeline_parallel_size = 2;
+  EXPECT_FALSE(spans(run(llama8b(), big, f, VllmVersion{0, 19, 0})));
 }
 
 }  // namespace
