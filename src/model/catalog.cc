@@ -46,6 +46,34 @@ const json* vision_supplement(const std::string& hf_id) {
   return it == k_lines.end() ? nullptr : &it->second;
 }
 
+// data/config_supplements.jsonl: config.json facts, in config.json's own shape, for catalogue
+// lines whose source was cut short or captured no config at all; each line names its sources.
+// They only fill what the catalogue line leaves out.
+const json* config_supplement(const std::string& hf_id) {
+  static const std::map<std::string, json> k_lines = [] {
+    std::map<std::string, json> out;
+    auto text = embedded::find("config_supplements.jsonl");
+    if (!text) return out;
+    auto lines = util::parse_jsonl(*text, "config_supplements.jsonl");
+    if (!lines) return out;
+    for (auto& l : *lines)
+      if (l.contains("hf_id") && l["hf_id"].is_string() && l.contains("config") && l["config"].is_object())
+        out.emplace(util::to_lower(l["hf_id"].get<std::string>()), std::move(l));
+    return out;
+  }();
+  auto it = k_lines.find(util::to_lower(hf_id));
+  return it == k_lines.end() ? nullptr : &it->second;
+}
+
+// Copies into `into` what `from` has and `into` lacks (null counts as lacking), object by object.
+void fill_missing(json& into, const json& from) {
+  for (const auto& [k, v] : from.items()) {
+    auto it = into.find(k);
+    if (it == into.end() || it->is_null()) into[k] = v;
+    else if (it->is_object() && v.is_object()) fill_missing(*it, v);
+  }
+}
+
 bool is_null_or_missing(const json& line, const char* key) {
   auto it = line.find(key);
   return it == line.end() || it->is_null();
@@ -285,7 +313,8 @@ Result<ModelSpec> catalog_model(std::string_view id) {
   const std::string advice = "; download its config.json and pass the folder or file instead (e.g. "
                              "huggingface-cli download " + hf_id + " config.json)";
   std::string quality = (*line).value("source_quality", "");
-  if (quality.rfind("no config.json captured", 0) == 0) {
+  const json* supplement = config_supplement(hf_id);
+  if (quality.rfind("no config.json captured", 0) == 0 && !supplement) {
     // Tier G lines (model card or file listing only) carry no architecture.
     std::vector<std::string> missing;
     for (const char* k : {"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"})
@@ -295,7 +324,20 @@ Result<ModelSpec> catalog_model(std::string_view id) {
                           util::join(missing, ", ") + ")" + advice,
                       where);
   }
-  auto spec = model_detail::parse_config(to_config(*line), where, nullptr);
+  json config = to_config(*line);
+  if (supplement) {
+    // Supplements keep config.json's nesting. A catalogue line without text_model_type holds the
+    // text model's keys at the top level, so a supplement's text_config is flattened to match.
+    json extra = (*supplement)["config"];
+    if (!(config.contains("text_config") && config["text_config"].is_object()) && extra.contains("text_config") &&
+        extra["text_config"].is_object()) {
+      json text = std::move(extra["text_config"]);
+      extra.erase("text_config");
+      fill_missing(extra, text);
+    }
+    fill_missing(config, extra);
+  }
+  auto spec = model_detail::parse_config(config, where, nullptr);
   if (!spec) {
     // Partial copies (a truncated excerpt) lack a field the model cannot do without.
     const std::string& msg = spec.error().message;

@@ -28,14 +28,14 @@ TEST(ModelCatalog, UnknownIdSuggestsCloseOnes) {
 }
 
 TEST(ModelCatalog, TierGEntryAsksForAConfig) {
-  auto m = catalog_model("meta-llama/Llama-3.3-70B-Instruct");
+  auto m = catalog_model("TheBloke/llava-v1.5-13B-AWQ");
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().code, ErrorCode::unsupported);
   EXPECT_EQ(m.error().to_string(),
-            "built-in catalogue (meta-llama/Llama-3.3-70B-Instruct): the built-in catalogue has no architecture facts for "
-            "'meta-llama/Llama-3.3-70B-Instruct' (missing num_hidden_layers, hidden_size, num_attention_heads, "
+            "built-in catalogue (TheBloke/llava-v1.5-13B-AWQ): the built-in catalogue has no architecture facts for "
+            "'TheBloke/llava-v1.5-13B-AWQ' (missing num_hidden_layers, hidden_size, num_attention_heads, "
             "vocab_size); download its config.json and pass the folder or file instead (e.g. huggingface-cli download "
-            "meta-llama/Llama-3.3-70B-Instruct config.json)");
+            "TheBloke/llava-v1.5-13B-AWQ config.json)");
 }
 
 TEST(ModelCatalog, EveryLineParsesOrGivesTheClearError) {
@@ -51,22 +51,57 @@ TEST(ModelCatalog, EveryLineParsesOrGivesTheClearError) {
     else other.push_back(id + ": " + m.error().to_string());
   }
   EXPECT_TRUE(other.empty()) << other.front();
-  // Three lines without architecture facts (Llama-3.3-70B-Instruct, the neuralmagic FP8 file
-  // listing, TheBloke/llava-v1.5-13B-AWQ) and seven partial copies: Llama-3.2-11B-Vision (base) and
-  // Qwen3.5-9B lack num_hidden_layers, Qwen2.5-VL-72B-Instruct and MiniMax-M2.1 lack vocab_size, the
-  // three LLaVA text configs write only vocabulary and context (the models README says so).
-  EXPECT_EQ(no_architecture, 3);
-  EXPECT_EQ(incomplete, 7);
-  EXPECT_EQ(parsed, 209);
+  // One line without architecture facts: TheBloke/llava-v1.5-13B-AWQ, the original LLaVA layout
+  // (LlavaLlamaForCausalLM), which vLLM does not register either. The three lines without facts and
+  // the seven partial copies before data/config_supplements.jsonl now load with its values.
+  EXPECT_EQ(no_architecture, 1);
+  EXPECT_EQ(incomplete, 0);
+  EXPECT_EQ(parsed, 218);
 }
 
-TEST(ModelCatalog, PartialEntryNamesTheMissingField) {
-  auto m = catalog_model("Qwen/Qwen2.5-VL-72B-Instruct");
-  ASSERT_FALSE(m);
-  EXPECT_EQ(m.error().message,
-            "the built-in catalogue entry for 'Qwen/Qwen2.5-VL-72B-Instruct' is incomplete (missing required field "
-            "\"vocab_size\" (also looked for padded_vocab_size)); download its config.json and pass the folder or file "
-            "instead (e.g. huggingface-cli download Qwen/Qwen2.5-VL-72B-Instruct config.json)");
+// data/config_supplements.jsonl fills what a line's source left out, from the config.json copies and
+// library defaults each supplement line names; values the catalogue line has stay.
+TEST(ModelCatalog, SupplementsFillWhatTheSourceLeftOut) {
+  auto llama = catalog_model("meta-llama/Llama-3.3-70B-Instruct");
+  ASSERT_TRUE(llama) << llama.error().to_string();
+  EXPECT_EQ(llama->architecture, "LlamaForCausalLM");
+  EXPECT_EQ(llama->num_layers, 80);
+  EXPECT_EQ(llama->hidden_size, 8192);
+  EXPECT_EQ(llama->intermediate_size, 28672);
+  EXPECT_EQ(llama->num_attention_heads, 64);
+  EXPECT_EQ(llama->num_kv_heads, 8);
+  EXPECT_EQ(llama->vocab_size, 128256);
+  EXPECT_EQ(llama->max_position_embeddings, 131072);
+
+  // llava-1.5's text_config writes only vocabulary and context; transformers fills the rest from
+  // LlamaConfig's defaults (Llama-2-7B's sizes, multi-head attention).
+  auto llava = catalog_model("llava-hf/llava-1.5-7b-hf");
+  ASSERT_TRUE(llava) << llava.error().to_string();
+  EXPECT_EQ(llava->num_layers, 32);
+  EXPECT_EQ(llava->hidden_size, 4096);
+  EXPECT_EQ(llava->intermediate_size, 11008);
+  EXPECT_EQ(llava->num_kv_heads, 32);
+  EXPECT_EQ(llava->vocab_size, 32064);
+  ASSERT_TRUE(llava->vision.has_value());
+  EXPECT_EQ(llava->vision->image_size, 336);
+
+  auto vl72 = catalog_model("Qwen/Qwen2.5-VL-72B-Instruct");
+  ASSERT_TRUE(vl72) << vl72.error().to_string();
+  EXPECT_EQ(vl72->vocab_size, 152064);
+  EXPECT_EQ(vl72->intermediate_size, 29696);  // the catalogue's own value, not Qwen2.5-72B's 29568
+  ASSERT_TRUE(vl72->vision.has_value());
+  EXPECT_EQ(vl72->vision->depth, 32);
+  EXPECT_EQ(vl72->vision->out_hidden_size, 8192);
+
+  // Qwen3.5-9B: 32 layers, every fourth full attention.
+  auto q35 = catalog_model("Qwen/Qwen3.5-9B");
+  ASSERT_TRUE(q35) << q35.error().to_string();
+  EXPECT_EQ(q35->num_layers, 32);
+  int full = 0;
+  for (int i = 0; i < q35->num_layers; ++i) full += q35->layer_kind(i) == LayerKind::full_attention;
+  EXPECT_EQ(full, 8);
+  EXPECT_EQ(q35->num_kv_heads, 4);
+  EXPECT_EQ(q35->vocab_size, 248320);
 }
 
 TEST(ModelCatalog, NullKvHeadsMeansMha) {
