@@ -41,6 +41,16 @@ std::optional<double> num(const json& r, const char* key) {
   return r[key].get<double>();
 }
 
+// vLLM's own estimate of the graphs ("Estimated CUDA graph memory: X GiB total", v0.19+ logs), from
+// the row's transcribed log lines.
+std::optional<double> logged_graph_estimate(const json& r) {
+  static const std::regex k_line(R"(Estimated CUDA graph memory: ([0-9]+(?:\.[0-9]+)?) GiB)");
+  const std::string text = r.dump();
+  std::smatch m;
+  if (!std::regex_search(text, m, k_line)) return std::nullopt;
+  return std::stod(m[1].str());
+}
+
 std::string str(const json& r, const char* key) {
   return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : "";
 }
@@ -265,6 +275,12 @@ int main(int argc, char** argv) {
     add("activation_gib", to_gib(m.activation_peak), "observed_activation_peak_gib");
     add("non_torch_gib", to_gib(m.non_torch), "observed_non_torch_gib");
     add("cuda_graph_gib", to_gib(m.cuda_graph), "observed_cuda_graph_gib");
+    const auto capture_sizes = engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs, p->settings.max_num_batched_tokens);
+    const int graphs_captured =
+        p->settings.enforce_eager ? 0 : engine::num_cuda_graphs(*version, capture_sizes, p->settings.max_num_seqs);
+    const double graph_estimate =
+        to_gib(engine::estimate_cuda_graph_profile(*model, graphs_captured, (model->num_layers + pp - 1) / pp));
+    if (auto est = logged_graph_estimate(r)) by_quantity["graph_estimate_gib"].push_back({id, era, cls, family, graph_estimate, *est});
     add("kv_cache_gib", to_gib(m.kv_cache), "observed_kv_cache_gib");
     add("kv_tokens", static_cast<double>(p->kv_cache_tokens), "observed_kv_tokens");
     add("gpu_blocks", static_cast<double>(p->num_gpu_blocks), "observed_gpu_blocks");
@@ -331,6 +347,8 @@ int main(int argc, char** argv) {
       f["predicted_activation_gib"] = to_gib(m.activation_peak);
       f["predicted_non_torch_gib"] = to_gib(m.non_torch);
       f["predicted_cuda_graph_gib"] = to_gib(m.cuda_graph);
+      f["predicted_graph_estimate_gib"] = graph_estimate;
+      if (auto est = logged_graph_estimate(r)) f["observed_graph_estimate_gib"] = *est;
       f["predicted_kv_cache_gib"] = to_gib(m.kv_cache);
       f["gpu_name"] = gpus.gpu.name;
       for (const char* k : {"observed_activation_peak_gib", "observed_non_torch_gib", "observed_cuda_graph_gib",
@@ -342,7 +360,7 @@ int main(int argc, char** argv) {
 
   std::printf("accuracy over %s%s\n\n", path.c_str(), filter.empty() ? "" : (" (filter " + filter + ")").c_str());
   std::printf("%-16s %5s %9s %9s %9s %11s %11s\n", "quantity", "n", "median%", "p90%", "max%", "medianAbs", "p90Abs");
-  const char* order[] = {"weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib", "kv_cache_gib",
+  const char* order[] = {"weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib", "graph_estimate_gib", "kv_cache_gib",
                          "kv_tokens", "gpu_blocks", "concurrency"};
   for (const char* q : order) {
     auto& v = by_quantity[q];

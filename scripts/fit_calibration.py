@@ -13,6 +13,8 @@ vLLM measures at startup, each as a model of how it depends on the inputs:
   graphs     G = (g0 * hidden/1024 + g1 * layers + g2 * [MoE]) * graphs/102   (least squares;
                graphs = PIECEWISE sizes + FULL decode sizes <= max_num_seqs from v0.11; every
                captured graph holds its own fused-MoE buffers, so the MoE term scales too)
+  graph estimate  vLLM's own profile estimate (what v0.21+ subtracts before KV sizing): the same
+               form, least squares on the rows that log "Estimated CUDA graph memory"
 Rows are grouped by mechanism, never keyed by model. Prints the fit with each constant's residuals,
 then leave-one-GPU-family-out and leave-one-version-era-out errors (each group's rows predicted by
 constants fitted without them), and with --write the header.
@@ -131,7 +133,23 @@ def fit(rows, verbose):
     coef = least_squares(xs, ys) if len(xs) >= 3 else [0.1161, 0.0127, 0.502]
     if verbose:
         print(f"graphs: ({coef[0]:.4f} GiB per 1024 hidden + {coef[1]:.4f} GiB/layer + MoE {coef[2]:.3f} GiB) x graphs/102  n={len(xs)}")
-    return {"sampler": fit_sampler, "k_moe": k_moe, "n_moe": len(moe_ratios), "nt": fit_nt, "graph": coef, "n_graph": len(xs)}
+
+    # 5. vLLM's own profile estimate of the graphs ("Estimated CUDA graph memory: X GiB total"),
+    # which is what v0.21+ subtracts before sizing the KV cache: the same form, on the rows that log it.
+    ex, ey = [], []
+    for r in rows:
+        e = r.get("observed_graph_estimate_gib")
+        if e is None or e <= 0 or r["enforce_eager"] or r["num_graphs"] <= 0:
+            continue
+        scale = r["num_graphs"] / 102.0
+        ex.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, scale if r["moe"] else 0.0])
+        ey.append(e)
+    coef_est = least_squares(ex, ey) if len(ex) >= 3 else list(coef)
+    if verbose:
+        print(f"graph estimate: ({coef_est[0]:.4f} GiB per 1024 hidden + {coef_est[1]:.4f} GiB/layer + MoE {coef_est[2]:.3f} GiB)"
+              f" x graphs/102  n={len(ex)}")
+    return {"sampler": fit_sampler, "k_moe": k_moe, "n_moe": len(moe_ratios), "nt": fit_nt, "graph": coef, "n_graph": len(xs),
+            "graph_est": coef_est, "n_graph_est": len(ex)}
 
 
 DEFAULT_SAMPLER = {"v0": 38.9, "v1_0.8_0.10": 12.5, "v1_0.11_0.16": 38.9, "v1_0.17_plus": 15.4}
@@ -180,9 +198,14 @@ def predict_terms(params, r):
 def errors(params, rows):
     """Per term, absolute % errors of the rows that observe it; and the KV error (% of observed KV)
     that the activation and non-torch errors cause (graphs are outside the budget before v0.21)."""
-    out = {"activation": [], "non_torch": [], "graphs": [], "kv_from_terms": []}
+    out = {"activation": [], "non_torch": [], "graphs": [], "graph_estimate": [], "kv_from_terms": []}
     for r in rows:
         a, n, g = predict_terms(params, r)
+        oe = r.get("observed_graph_estimate_gib")
+        if oe and oe > 0 and not r["enforce_eager"] and r["num_graphs"] > 0:
+            e0, e1, e2 = params["graph_est"]
+            ge = (e0 * r["hidden_size"] / 1024.0 + e1 * r["layers_per_stage"] + (e2 if r["moe"] else 0)) * r["num_graphs"] / 102.0
+            out["graph_estimate"].append(abs(ge - oe) / oe * 100)
         oa, on, og, okv = (r.get(k) for k in ("observed_activation_peak_gib", "observed_non_torch_gib",
                                                "observed_cuda_graph_gib", "observed_kv_cache_gib"))
         if oa:
@@ -262,6 +285,7 @@ def least_squares(xs, ys):
 def render_header(params):
     s, k_moe, n_moe, nt, g, n_g = (params["sampler"], params["k_moe"], params["n_moe"], params["nt"], params["graph"],
                                    params["n_graph"])
+    ge, n_ge = params["graph_est"], params["n_graph_est"]
 
     def sv(era, default):
         return s.get(era, (default, 0))
@@ -336,6 +360,13 @@ inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 inline constexpr double k_graph_per_1024_hidden_gib = {g[0]:.4f};
 inline constexpr double k_graph_per_layer_gib = {g[1]:.4f};
 inline constexpr double k_graph_moe_extra_gib = {g[2]:.3f};
+
+// vLLM's own profile estimate of the graphs ("Estimated CUDA graph memory: X GiB total"), which
+// v0.21+ subtracts before sizing the KV cache: the same form, least squares on the {n_ge} rows that
+// log it (v0.19 onward; the estimate extrapolates the second-largest capture over the others).
+inline constexpr double k_graph_est_per_1024_hidden_gib = {ge[0]:.4f};
+inline constexpr double k_graph_est_per_layer_gib = {ge[1]:.4f};
+inline constexpr double k_graph_est_moe_extra_gib = {ge[2]:.3f};
 
 }}  // namespace headroom::engine
 """

@@ -60,4 +60,11 @@ inline constexpr double k_graph_per_1024_hidden_gib = 0.1270;
 inline constexpr double k_graph_per_layer_gib = 0.0110;
 inline constexpr double k_graph_moe_extra_gib = 0.624;
 
+// vLLM's own profile estimate of the graphs ("Estimated CUDA graph memory: X GiB total"), which
+// v0.21+ subtracts before sizing the KV cache: the same form, least squares on the 35 rows that
+// log it (v0.19 onward; the estimate extrapolates the second-largest capture over the others).
+inline constexpr double k_graph_est_per_1024_hidden_gib = 0.0872;
+inline constexpr double k_graph_est_per_layer_gib = 0.0128;
+inline constexpr double k_graph_est_moe_extra_gib = 0.506;
+
 }  // namespace headroom::engine

@@ -165,4 +165,13 @@ Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_laye
   return from_gib(gib);
 }
 
+Bytes estimate_cuda_graph_profile(const ModelSpec& model, int num_graphs, int stage_layers) {
+  if (num_graphs <= 0) return 0;
+  const double scale = static_cast<double>(num_graphs) / 102.0;
+  double gib = (k_graph_est_per_1024_hidden_gib * model.hidden_size / 1024.0 + k_graph_est_per_layer_gib * stage_layers +
+                (model.moe ? k_graph_est_moe_extra_gib : 0.0)) *
+               scale;
+  return from_gib(gib);
+}
+
 }  // namespace headroom::engine

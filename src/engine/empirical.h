@@ -93,4 +93,11 @@ bool sampler_path_depends_on_flashinfer(const VllmVersion& version, std::optiona
 // Memory CUDA graph capture takes (G), for the number of captured graphs and the stage's layers.
 Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tensor_parallel_size);
 
+// What vLLM's own profile estimates for the graphs before sizing the KV cache (v0.21+, or
+// VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1): gpu_model_runner.py profile_cudagraph_memory
+// captures the two largest sizes of each mode and extrapolates the second over the rest, which is
+// not what the full capture later takes ("CUDA graph pool memory: X GiB (actual), Y GiB
+// (estimated)"). Same form as estimate_cuda_graph, fitted on the logged estimates.
+Bytes estimate_cuda_graph_profile(const ModelSpec& model, int num_graphs, int stage_layers);
+
 }  // namespace headroom::engine

@@ -309,7 +309,12 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
       if (mt.non_torch) r.non_torch = *mt.non_torch;
       if (mt.cuda_graph) r.graph = *mt.cuda_graph;
     }
-    r.graph_est = s.estimate_cuda_graphs ? r.graph : 0;
+    // What vLLM subtracts is its profile's estimate, not the full capture that follows the KV
+    // allocation; a measured capture stands for both.
+    r.graph_est = !s.estimate_cuda_graphs ? 0
+                  : (options.measured && options.measured->cuda_graph)
+                      ? r.graph
+                      : engine::estimate_cuda_graph_profile(model, num_graphs, ai.stage_layers);
     Bytes non_kv = r.weights + r.activation + r.non_torch;
     // V1 v0.8-v0.9.0 and V0 v0.6.4 charged every non-torch byte on the device, including the
     // CUDA context and other processes (gpu_worker.py determine_available_memory of that era).
@@ -356,14 +361,14 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     sm.weights = r.weights;
     sm.activation_peak = r.activation;
     sm.non_torch = r.non_torch;
-    sm.cuda_graph = r.graph;
+    sm.cuda_graph = s.estimate_cuda_graphs ? r.graph_est : r.graph;
     sm.kv_cache = r.available;
     p.stages.push_back(sm);
   }
   m.weights = w.weights;
   m.activation_peak = w.activation;
   m.non_torch = w.non_torch;
-  m.cuda_graph = w.graph;
+  m.cuda_graph = s.estimate_cuda_graphs ? w.graph_est : w.graph;
   m.kv_cache = w.available;
   s.block_size = w.block_size;
   p.num_gpu_blocks = w.num_blocks;

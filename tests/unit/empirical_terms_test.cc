@@ -123,5 +123,21 @@ TEST(EmpiricalTerms, UnsetFlashinferSamplerOnV010WidensTheLowSide) {
   EXPECT_EQ(kernels.memory.kv_cache, unset.memory.kv_cache);
 }
 
+// What vLLM subtracts from v0.21 is its profile's own estimate, which the logs print next to the
+// full capture: Llama-3.1-8B-Instruct on an H100, v0.19 defaults, "Estimated CUDA graph memory:
+// 0.84 GiB total" and "CUDA graph pool memory: 0.91 GiB (actual), 0.84 GiB (estimated)".
+TEST(EmpiricalTerms, ChargedGraphMemoryIsVllmsEstimateNotTheCapture) {
+  VllmFlags f;
+  f.max_model_len = 8192;
+  f.estimate_cuda_graphs = true;
+  Prediction est = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100"), f, VllmVersion{0, 19, 0});
+  EXPECT_NEAR(to_gib(est.memory.cuda_graph), 0.84, 0.1 * 0.84);
+  f.estimate_cuda_graphs = false;
+  Prediction capture = run(model("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100"), f, VllmVersion{0, 19, 0});
+  EXPECT_NEAR(to_gib(capture.memory.cuda_graph), 0.91, 0.1 * 0.91);
+  // Only the charged estimate moves the KV cache.
+  EXPECT_NEAR(to_gib(capture.memory.kv_cache - est.memory.kv_cache), to_gib(est.memory.cuda_graph), 0.01);
+}
+
 }  // namespace
 }  // namespace headroom
