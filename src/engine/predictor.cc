@@ -543,7 +543,10 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
                         " is left beside the KV cache and the graphs: lower --gpu-memory-utilization or --max-num-seqs");
     }
   }
-  if (s.estimate_cuda_graphs) p.notes.push_back("CUDA graph memory is estimated and subtracted from the budget before the KV cache (v0.21+)");
+  if (s.estimate_cuda_graphs)
+    p.notes.push_back("CUDA graph memory is estimated by vLLM's profile (" + gib(w.graph_est) +
+                      ") and subtracted from the budget before the KV cache (v0.21+); the full capture after it takes about " +
+                      gib(w.graph));
   else if (!s.enforce_eager) p.notes.push_back("CUDA graph memory (" + gib(w.graph) + ") is not charged to the budget in this version: it must fit in the memory outside it");
   if (gpus.free_bytes && other_processes > 0)
     for (const auto& h : gpus.memory_holders) p.notes.push_back(h);
