@@ -152,26 +152,31 @@ Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_
                             static_cast<double>(round_up(vocab_size, 64)));
 }
 
-Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tp) {
+namespace {
+
+// Piecewise graphs split at every attention layer, so graph memory grows with the layers; the
+// static buffers of the largest captured batch grow with the hidden size, and each graph of an MoE
+// model keeps its own fused-MoE buffers; all scale with the number of graphs captured (102 at the
+// defaults of a big GPU from v0.11: 51 PIECEWISE + 51 FULL).
+Bytes graph_bytes(const ModelSpec& model, int num_graphs, int stage_layers, double per_1024_hidden_gib,
+                  double per_layer_gib, double moe_gib) {
   if (num_graphs <= 0) return 0;
-  // Piecewise graphs split at every attention layer, so graph memory grows with the layers; the
-  // static buffers of the largest captured batch grow with the hidden size, and each graph of an
-  // MoE model keeps its own fused-MoE buffers; all scale with the number of graphs captured (102 at
-  // the defaults of a big GPU from v0.11: 51 PIECEWISE + 51 FULL).
   const double scale = static_cast<double>(num_graphs) / 102.0;
-  double gib = (k_graph_per_1024_hidden_gib * model.hidden_size / 1024.0 + k_graph_per_layer_gib * stage_layers +
-                (model.moe ? k_graph_moe_extra_gib : 0.0)) *
-               scale;
-  return from_gib(gib);
+  return from_gib((per_1024_hidden_gib * model.hidden_size / 1024.0 + per_layer_gib * stage_layers +
+                   (model.moe ? moe_gib : 0.0)) *
+                  scale);
+}
+
+}  // namespace
+
+Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int /*tp*/) {
+  return graph_bytes(model, num_graphs, stage_layers, k_graph_per_1024_hidden_gib, k_graph_per_layer_gib,
+                     k_graph_moe_extra_gib);
 }
 
 Bytes estimate_cuda_graph_profile(const ModelSpec& model, int num_graphs, int stage_layers) {
-  if (num_graphs <= 0) return 0;
-  const double scale = static_cast<double>(num_graphs) / 102.0;
-  double gib = (k_graph_est_per_1024_hidden_gib * model.hidden_size / 1024.0 + k_graph_est_per_layer_gib * stage_layers +
-                (model.moe ? k_graph_est_moe_extra_gib : 0.0)) *
-               scale;
-  return from_gib(gib);
+  return graph_bytes(model, num_graphs, stage_layers, k_graph_est_per_1024_hidden_gib, k_graph_est_per_layer_gib,
+                     k_graph_est_moe_extra_gib);
 }
 
 }  // namespace headroom::engine

@@ -28,41 +28,38 @@ const std::vector<json>& catalog_lines() {
   return k_lines;
 }
 
+// The lines of a data/ supplement file keyed by lower-cased hf_id, keeping those whose `payload`
+// key is an object.
+std::map<std::string, json> load_supplement(const char* file, const char* payload) {
+  std::map<std::string, json> out;
+  auto text = embedded::find(file);
+  if (!text) return out;
+  auto lines = util::parse_jsonl(*text, file);
+  if (!lines) return out;
+  for (auto& l : *lines)
+    if (l.contains("hf_id") && l["hf_id"].is_string() && l.contains(payload) && l[payload].is_object())
+      out.emplace(util::to_lower(l["hf_id"].get<std::string>()), std::move(l));
+  return out;
+}
+
+const json* find_in(const std::map<std::string, json>& lines, const std::string& hf_id) {
+  auto it = lines.find(util::to_lower(hf_id));
+  return it == lines.end() ? nullptr : &it->second;
+}
+
 // data/vision_towers.jsonl: vision_config facts for catalogue lines whose source left the vision
 // encoder out or cut it short (each line names where its sizes come from).
 const json* vision_supplement(const std::string& hf_id) {
-  static const std::map<std::string, json> k_lines = [] {
-    std::map<std::string, json> out;
-    auto text = embedded::find("vision_towers.jsonl");
-    if (!text) return out;
-    auto lines = util::parse_jsonl(*text, "vision_towers.jsonl");
-    if (!lines) return out;
-    for (auto& l : *lines)
-      if (l.contains("hf_id") && l["hf_id"].is_string() && l.contains("vision") && l["vision"].is_object())
-        out.emplace(l["hf_id"].get<std::string>(), std::move(l));
-    return out;
-  }();
-  auto it = k_lines.find(hf_id);
-  return it == k_lines.end() ? nullptr : &it->second;
+  static const std::map<std::string, json> k_lines = load_supplement("vision_towers.jsonl", "vision");
+  return find_in(k_lines, hf_id);
 }
 
 // data/config_supplements.jsonl: config.json facts, in config.json's own shape, for catalogue
 // lines whose source was cut short or captured no config at all; each line names its sources.
 // They only fill what the catalogue line leaves out.
 const json* config_supplement(const std::string& hf_id) {
-  static const std::map<std::string, json> k_lines = [] {
-    std::map<std::string, json> out;
-    auto text = embedded::find("config_supplements.jsonl");
-    if (!text) return out;
-    auto lines = util::parse_jsonl(*text, "config_supplements.jsonl");
-    if (!lines) return out;
-    for (auto& l : *lines)
-      if (l.contains("hf_id") && l["hf_id"].is_string() && l.contains("config") && l["config"].is_object())
-        out.emplace(util::to_lower(l["hf_id"].get<std::string>()), std::move(l));
-    return out;
-  }();
-  auto it = k_lines.find(util::to_lower(hf_id));
-  return it == k_lines.end() ? nullptr : &it->second;
+  static const std::map<std::string, json> k_lines = load_supplement("config_supplements.jsonl", "config");
+  return find_in(k_lines, hf_id);
 }
 
 // Copies into `into` what `from` has and `into` lacks (null counts as lacking), object by object.
