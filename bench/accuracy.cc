@@ -41,14 +41,16 @@ std::optional<double> num(const json& r, const char* key) {
   return r[key].get<double>();
 }
 
-// vLLM's own estimate of the graphs ("Estimated CUDA graph memory: X GiB total", v0.19+ logs), from
-// the row's transcribed log lines.
+// vLLM's own estimate of the graphs, from the row's transcribed log lines: "Estimated CUDA graph
+// memory: X GiB total" (profile_cudagraph_memory) or, after capture, "CUDA graph pool memory: A GiB
+// (actual), X GiB (estimated)" (v0.19+ logs).
 std::optional<double> logged_graph_estimate(const json& r) {
-  static const std::regex k_line(R"(Estimated CUDA graph memory: ([0-9]+(?:\.[0-9]+)?) GiB)");
+  static const std::regex k_profile(R"(Estimated CUDA graph memory: ([0-9]+(?:\.[0-9]+)?) GiB)");
+  static const std::regex k_pool(R"(CUDA graph pool memory: [0-9.]+ GiB \(actual\), ([0-9]+(?:\.[0-9]+)?) GiB \(estimated\))");
   const std::string text = r.dump();
   std::smatch m;
-  if (!std::regex_search(text, m, k_line)) return std::nullopt;
-  return std::stod(m[1].str());
+  if (std::regex_search(text, m, k_profile) || std::regex_search(text, m, k_pool)) return std::stod(m[1].str());
+  return std::nullopt;
 }
 
 std::string str(const json& r, const char* key) {
@@ -279,7 +281,8 @@ int main(int argc, char** argv) {
     const int graphs_captured =
         p->settings.enforce_eager ? 0 : engine::num_cuda_graphs(*version, capture_sizes, p->settings.max_num_seqs);
     const double graph_estimate =
-        to_gib(engine::estimate_cuda_graph_profile(*model, graphs_captured, (model->num_layers + pp - 1) / pp));
+        to_gib(engine::estimate_cuda_graph_profile(*model, graphs_captured, (model->num_layers + pp - 1) / pp,
+                                                   flags.enable_expert_parallel ? 1 : tp));
     if (auto est = logged_graph_estimate(r)) by_quantity["graph_estimate_gib"].push_back({id, era, cls, family, graph_estimate, *est});
     add("kv_cache_gib", to_gib(m.kv_cache), "observed_kv_cache_gib");
     add("kv_tokens", static_cast<double>(p->kv_cache_tokens), "observed_kv_tokens");
@@ -338,6 +341,7 @@ int main(int argc, char** argv) {
       f["layers_per_stage"] = (model->num_layers + pp - 1) / pp;
       f["hidden_size"] = model->hidden_size;
       f["moe"] = model->moe.has_value();
+      f["moe_graph_units"] = engine::moe_graph_units(*model, flags.enable_expert_parallel ? 1 : tp);
       f["enforce_eager"] = p->settings.enforce_eager;
       const auto sizes = engine::cudagraph_capture_sizes(*version, p->settings.max_num_seqs, p->settings.max_num_batched_tokens);
       f["num_graph_sizes"] = static_cast<int>(sizes.size());

@@ -10,9 +10,11 @@ vLLM measures at startup, each as a model of how it depends on the inputs:
                (V1 before v0.17: max(forward + k_moe * moe_workspace, sampler) + encoder cache)
   non-torch  N = single-GPU median per era; + all-reduce buffers at TP > 1 on NVSwitch boards
                (median of TP rows minus the single-GPU value, per era); PP rows: their median
-  graphs     G = (g0 * hidden/1024 + g1 * layers + g2 * [MoE]) * graphs/102   (least squares;
+  graphs     G = (g0 * hidden/1024 + g1 * layers + g2 * moe_units) * graphs/102   (least squares;
                graphs = PIECEWISE sizes + FULL decode sizes <= max_num_seqs from v0.11; every
-               captured graph holds its own fused-MoE buffers, so the MoE term scales too)
+               captured graph holds its own fused-MoE caches, so the MoE term scales too;
+               moe_units = (3 * moe_intermediate / TP + hidden) / (3 * moe_intermediate + hidden): the
+               share of the fused-MoE caches per token one GPU holds, 1 on one GPU, 0 for dense models)
   graph estimate  vLLM's own profile estimate (what v0.21+ subtracts before KV sizing): the same
                form, least squares on the rows that log "Estimated CUDA graph memory"
 Rows are grouped by mechanism, never keyed by model. Prints the fit with each constant's residuals,
@@ -128,11 +130,11 @@ def fit(rows, verbose):
         if g is None or g <= 0 or r["enforce_eager"] or era_key(r["version"]) != "v1_0.17_plus":
             continue
         scale = r["num_graphs"] / 102.0
-        xs.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, scale if r["moe"] else 0.0])
+        xs.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, r.get("moe_graph_units", 0.0) * scale])
         ys.append(g)
     coef = least_squares(xs, ys) if len(xs) >= 3 else [0.1161, 0.0127, 0.502]
     if verbose:
-        print(f"graphs: ({coef[0]:.4f} GiB per 1024 hidden + {coef[1]:.4f} GiB/layer + MoE {coef[2]:.3f} GiB) x graphs/102  n={len(xs)}")
+        print(f"graphs: ({coef[0]:.4f} GiB per 1024 hidden + {coef[1]:.4f} GiB/layer + {coef[2]:.3f} GiB per MoE unit) x graphs/102  n={len(xs)}")
 
     # 5. vLLM's own profile estimate of the graphs ("Estimated CUDA graph memory: X GiB total"),
     # which is what v0.21+ subtracts before sizing the KV cache: the same form, on the rows that log it.
@@ -142,11 +144,11 @@ def fit(rows, verbose):
         if e is None or e <= 0 or r["enforce_eager"] or r["num_graphs"] <= 0:
             continue
         scale = r["num_graphs"] / 102.0
-        ex.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, scale if r["moe"] else 0.0])
+        ex.append([r["hidden_size"] / 1024.0 * scale, r["layers_per_stage"] * scale, r.get("moe_graph_units", 0.0) * scale])
         ey.append(e)
     coef_est = least_squares(ex, ey) if len(ex) >= 3 else list(coef)
     if verbose:
-        print(f"graph estimate: ({coef_est[0]:.4f} GiB per 1024 hidden + {coef_est[1]:.4f} GiB/layer + MoE {coef_est[2]:.3f} GiB)"
+        print(f"graph estimate: ({coef_est[0]:.4f} GiB per 1024 hidden + {coef_est[1]:.4f} GiB/layer + {coef_est[2]:.3f} GiB per MoE unit)"
               f" x graphs/102  n={len(ex)}")
     return {"sampler": fit_sampler, "k_moe": k_moe, "n_moe": len(moe_ratios), "nt": fit_nt, "graph": coef, "n_graph": len(xs),
             "graph_est": coef_est, "n_graph_est": len(ex)}
@@ -191,7 +193,7 @@ def predict_terms(params, r):
         n = nt[("any", "pp")][0]
     g0, g1, g2 = params["graph"]
     scale = r["num_graphs"] / 102.0
-    g = 0.0 if r["enforce_eager"] else (g0 * r["hidden_size"] / 1024.0 + g1 * r["layers_per_stage"] + (g2 if r["moe"] else 0)) * scale
+    g = 0.0 if r["enforce_eager"] else (g0 * r["hidden_size"] / 1024.0 + g1 * r["layers_per_stage"] + g2 * r.get("moe_graph_units", 0.0)) * scale
     return a, n, g
 
 
@@ -204,7 +206,7 @@ def errors(params, rows):
         oe = r.get("observed_graph_estimate_gib")
         if oe and oe > 0 and not r["enforce_eager"] and r["num_graphs"] > 0:
             e0, e1, e2 = params["graph_est"]
-            ge = (e0 * r["hidden_size"] / 1024.0 + e1 * r["layers_per_stage"] + (e2 if r["moe"] else 0)) * r["num_graphs"] / 102.0
+            ge = (e0 * r["hidden_size"] / 1024.0 + e1 * r["layers_per_stage"] + e2 * r.get("moe_graph_units", 0.0)) * r["num_graphs"] / 102.0
             out["graph_estimate"].append(abs(ge - oe) / oe * 100)
         oa, on, og, okv = (r.get(k) for k in ("observed_activation_peak_gib", "observed_non_torch_gib",
                                                "observed_cuda_graph_gib", "observed_kv_cache_gib"))
@@ -354,19 +356,22 @@ inline constexpr double k_baseline_context_gib = 0.5;
 inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 
 // CUDA graph memory ("Graph capturing finished ... took X GiB") =
-//   (per-1024-hidden x hidden/1024 + per-layer x layers + MoE) x graphs/102, where graphs counts
+//   (per-1024-hidden x hidden/1024 + per-layer x layers + per-MoE-unit x moe_graph_units) x graphs/102,
+//   where moe_graph_units = (3 x moe_intermediate / TP + hidden) / (3 x moe_intermediate + hidden),
+//   the share of the fused-MoE caches per token one GPU holds (1 on one GPU or with expert
+//   parallelism, 0 for dense models), and graphs counts
 //   PIECEWISE sizes plus, from v0.11, FULL decode sizes <= max_num_seqs (102 at big-GPU defaults),
 // least squares on {n_g} v0.17+ rows (no intercept: a tiny model captures tiny graphs).
 inline constexpr double k_graph_per_1024_hidden_gib = {g[0]:.4f};
 inline constexpr double k_graph_per_layer_gib = {g[1]:.4f};
-inline constexpr double k_graph_moe_extra_gib = {g[2]:.3f};
+inline constexpr double k_graph_per_moe_unit_gib = {g[2]:.3f};
 
 // vLLM's own profile estimate of the graphs ("Estimated CUDA graph memory: X GiB total"), which
 // v0.21+ subtracts before sizing the KV cache: the same form, least squares on the {n_ge} rows that
 // log it (v0.19 onward; the estimate extrapolates the second-largest capture over the others).
 inline constexpr double k_graph_est_per_1024_hidden_gib = {ge[0]:.4f};
 inline constexpr double k_graph_est_per_layer_gib = {ge[1]:.4f};
-inline constexpr double k_graph_est_moe_extra_gib = {ge[2]:.3f};
+inline constexpr double k_graph_est_per_moe_unit_gib = {ge[2]:.3f};
 
 }}  // namespace headroom::engine
 """

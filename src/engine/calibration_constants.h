@@ -53,18 +53,21 @@ inline constexpr double k_baseline_context_gib = 0.5;
 inline constexpr double k_baseline_per_extra_rank_gib = 0.1;
 
 // CUDA graph memory ("Graph capturing finished ... took X GiB") =
-//   (per-1024-hidden x hidden/1024 + per-layer x layers + MoE) x graphs/102, where graphs counts
+//   (per-1024-hidden x hidden/1024 + per-layer x layers + per-MoE-unit x moe_graph_units) x graphs/102,
+//   where moe_graph_units = (3 x moe_intermediate / TP + hidden) / (3 x moe_intermediate + hidden),
+//   the share of the fused-MoE caches per token one GPU holds (1 on one GPU or with expert
+//   parallelism, 0 for dense models), and graphs counts
 //   PIECEWISE sizes plus, from v0.11, FULL decode sizes <= max_num_seqs (102 at big-GPU defaults),
 // least squares on 39 v0.17+ rows (no intercept: a tiny model captures tiny graphs).
-inline constexpr double k_graph_per_1024_hidden_gib = 0.1270;
-inline constexpr double k_graph_per_layer_gib = 0.0110;
-inline constexpr double k_graph_moe_extra_gib = 0.624;
+inline constexpr double k_graph_per_1024_hidden_gib = 0.1561;
+inline constexpr double k_graph_per_layer_gib = 0.0077;
+inline constexpr double k_graph_per_moe_unit_gib = 0.852;
 
 // vLLM's own profile estimate of the graphs ("Estimated CUDA graph memory: X GiB total"), which
-// v0.21+ subtracts before sizing the KV cache: the same form, least squares on the 35 rows that
+// v0.21+ subtracts before sizing the KV cache: the same form, least squares on the 38 rows that
 // log it (v0.19 onward; the estimate extrapolates the second-largest capture over the others).
-inline constexpr double k_graph_est_per_1024_hidden_gib = 0.0872;
-inline constexpr double k_graph_est_per_layer_gib = 0.0128;
-inline constexpr double k_graph_est_moe_extra_gib = 0.506;
+inline constexpr double k_graph_est_per_1024_hidden_gib = 0.1132;
+inline constexpr double k_graph_est_per_layer_gib = 0.0098;
+inline constexpr double k_graph_est_per_moe_unit_gib = 0.662;
 
 }  // namespace headroom::engine

@@ -152,31 +152,38 @@ Bytes sampler_warmup_bytes(const VllmVersion& version, int requests, std::int64_
                             static_cast<double>(round_up(vocab_size, 64)));
 }
 
+double moe_graph_units(const ModelSpec& model, int moe_width_divisor) {
+  if (!model.moe || model.moe->num_experts <= 0) return 0;
+  const double d = std::max(1, moe_width_divisor), width = 3.0 * model.moe->moe_intermediate_size;
+  return (width / d + model.hidden_size) / (width + model.hidden_size);
+}
+
 namespace {
 
 // Piecewise graphs split at every attention layer, so graph memory grows with the layers; the
 // static buffers of the largest captured batch grow with the hidden size, and each graph of an MoE
-// model keeps its own fused-MoE buffers; all scale with the number of graphs captured (102 at the
-// defaults of a big GPU from v0.11: 51 PIECEWISE + 51 FULL).
-Bytes graph_bytes(const ModelSpec& model, int num_graphs, int stage_layers, double per_1024_hidden_gib,
-                  double per_layer_gib, double moe_gib) {
+// model keeps its own fused-MoE caches, which grow with topk and the experts' width per GPU; all
+// scale with the number of graphs captured (102 at the defaults of a big GPU from v0.11: 51
+// PIECEWISE + 51 FULL).
+Bytes graph_bytes(const ModelSpec& model, int num_graphs, int stage_layers, int moe_width_divisor,
+                  double per_1024_hidden_gib, double per_layer_gib, double per_moe_unit_gib) {
   if (num_graphs <= 0) return 0;
   const double scale = static_cast<double>(num_graphs) / 102.0;
   return from_gib((per_1024_hidden_gib * model.hidden_size / 1024.0 + per_layer_gib * stage_layers +
-                   (model.moe ? moe_gib : 0.0)) *
+                   per_moe_unit_gib * moe_graph_units(model, moe_width_divisor)) *
                   scale);
 }
 
 }  // namespace
 
-Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int /*tp*/) {
-  return graph_bytes(model, num_graphs, stage_layers, k_graph_per_1024_hidden_gib, k_graph_per_layer_gib,
-                     k_graph_moe_extra_gib);
+Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int moe_width_divisor) {
+  return graph_bytes(model, num_graphs, stage_layers, moe_width_divisor, k_graph_per_1024_hidden_gib,
+                     k_graph_per_layer_gib, k_graph_per_moe_unit_gib);
 }
 
-Bytes estimate_cuda_graph_profile(const ModelSpec& model, int num_graphs, int stage_layers) {
-  return graph_bytes(model, num_graphs, stage_layers, k_graph_est_per_1024_hidden_gib, k_graph_est_per_layer_gib,
-                     k_graph_est_moe_extra_gib);
+Bytes estimate_cuda_graph_profile(const ModelSpec& model, int num_graphs, int stage_layers, int moe_width_divisor) {
+  return graph_bytes(model, num_graphs, stage_layers, moe_width_divisor, k_graph_est_per_1024_hidden_gib,
+                     k_graph_est_per_layer_gib, k_graph_est_per_moe_unit_gib);
 }
 
 }  // namespace headroom::engine

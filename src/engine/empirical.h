@@ -91,13 +91,20 @@ double sampler_bytes_per_logit_for(const VllmVersion& version, std::optional<boo
 bool sampler_path_depends_on_flashinfer(const VllmVersion& version, std::optional<bool> flashinfer_sampler);
 
 // Memory CUDA graph capture takes (G), for the number of captured graphs and the stage's layers.
-Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int tensor_parallel_size);
+Bytes estimate_cuda_graph(const ModelSpec& model, int num_graphs, int stage_layers, int moe_width_divisor);
+
+// The share of an MoE model's fused-MoE intermediate caches one GPU holds in its captured graphs:
+// per token topk × ((2I + I) / d + H) (fused_moe.py's intermediate_cache1..3) relative to d = 1,
+// where d is the TP size that splits the experts' width (1 with expert parallelism). 1 on one GPU,
+// 0 for dense models. Across models the MoE term stays one constant: the calibration's MoE models
+// span too narrow a range of widths to fit how it grows with them.
+double moe_graph_units(const ModelSpec& model, int moe_width_divisor);
 
 // What vLLM's own profile estimates for the graphs before sizing the KV cache (v0.21+, or
 // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1): gpu_model_runner.py profile_cudagraph_memory
 // captures the two largest sizes of each mode and extrapolates the second over the rest, which is
 // not what the full capture later takes ("CUDA graph pool memory: X GiB (actual), Y GiB
 // (estimated)"). Same form as estimate_cuda_graph, fitted on the logged estimates.
-Bytes estimate_cuda_graph_profile(const ModelSpec& model, int num_graphs, int stage_layers);
+Bytes estimate_cuda_graph_profile(const ModelSpec& model, int num_graphs, int stage_layers, int moe_width_divisor);
 
 }  // namespace headroom::engine

@@ -298,7 +298,8 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
       r.sort_sampler_extra = std::max<Bytes>(0, engine::estimate_activation(model, version, sort).total - act.total);
     }
     r.non_torch = engine::estimate_non_torch(version, tp, pp, gpus.gpu);
-    r.graph = engine::estimate_cuda_graph(model, num_graphs, ai.stage_layers, tp);
+    const int moe_width_divisor = ai.expert_parallel_size > 1 ? 1 : tp;
+    r.graph = engine::estimate_cuda_graph(model, num_graphs, ai.stage_layers, moe_width_divisor);
     if (options.measured) {
       const auto& mt = *options.measured;
       if (mt.weights) r.weights = *mt.weights;
@@ -314,7 +315,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     r.graph_est = !s.estimate_cuda_graphs ? 0
                   : (options.measured && options.measured->cuda_graph)
                       ? r.graph
-                      : engine::estimate_cuda_graph_profile(model, num_graphs, ai.stage_layers);
+                      : engine::estimate_cuda_graph_profile(model, num_graphs, ai.stage_layers, moe_width_divisor);
     Bytes non_kv = r.weights + r.activation + r.non_torch;
     // V1 v0.8-v0.9.0 and V0 v0.6.4 charged every non-torch byte on the device, including the
     // CUDA context and other processes (gpu_worker.py determine_available_memory of that era).

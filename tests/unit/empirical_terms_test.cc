@@ -47,6 +47,17 @@ TEST(EmpiricalTerms, NvlsBuffersFollowNcclsFormula) {
               static_cast<double>(16 * 2 * 8 * mib), 1024.0);
 }
 
+// fused_moe.py's intermediate caches per token: topk × ((2I + I) / TP + H). Qwen3-30B-A3B's config:
+// moe_intermediate_size 768, hidden_size 2048; at TP 4 a GPU holds (576 + 2048) / (2304 + 2048).
+TEST(EmpiricalTerms, MoeGraphUnitsFollowTheFusedMoeCaches) {
+  const ModelSpec moe = model("Qwen/Qwen3-30B-A3B");
+  EXPECT_DOUBLE_EQ(engine::moe_graph_units(moe, 1), 1.0);
+  EXPECT_DOUBLE_EQ(engine::moe_graph_units(moe, 4), (3 * 768 / 4.0 + 2048) / (3 * 768 + 2048.0));
+  EXPECT_EQ(engine::moe_graph_units(model("meta-llama/Llama-3.1-8B-Instruct"), 1), 0.0);
+  // Splitting the experts' width over TP shrinks the MoE share of the graphs.
+  EXPECT_LT(engine::estimate_cuda_graph(moe, 102, 48, 4), engine::estimate_cuda_graph(moe, 102, 48, 1));
+}
+
 TEST(EmpiricalTerms, MoeGraphMemoryScalesWithTheGraphsCaptured) {
   const ModelSpec moe = model("Qwen/Qwen3-30B-A3B");
   const Bytes all = engine::estimate_cuda_graph(moe, 102, 48, 1), few = engine::estimate_cuda_graph(moe, 12, 48, 1);
