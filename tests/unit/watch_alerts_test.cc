@@ -16,8 +16,10 @@ std::vector<std::string> ids(const std::vector<Alert>& alerts) {
   return out;
 }
 
+// One file per test: ctest runs the tests of this binary in parallel processes.
 std::string temp_file(const std::string& text) {
-  std::string path = std::string(HEADROOM_BINARY_DIR) + "/watch_thresholds_test.json";
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::string path = std::string(HEADROOM_BINARY_DIR) + "/watch_thresholds_" + test + ".json";
   std::ofstream(path) << text;
   return path;
 }
