@@ -36,8 +36,9 @@ vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-p
   --block-size, --enable-prefix-caching, --enable-chunked-prefill, --kv-cache-memory-bytes,
   --num-gpu-blocks-override, --enable-expert-parallel, --attention-config (use_fp4_indexer_cache;
   JSON or --attention-config.FIELD VALUE). Other vLLM flags are ignored with a warning.
-  --config FILE.yaml is read as vLLM reads it (the command line wins). A pasted command may start
-  with VAR=value assignments; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND,
+  --config FILE.yaml is read as vLLM reads it (the command line wins). A pasted command may be
+  one quoted argument (-- "vllm serve MODEL --max-model-len 8192"), split as the shell would, and
+  may start with VAR=value assignments; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND,
   VLLM_USE_V1, VLLM_USE_FLASHINFER_SAMPLER and VLLM_ALLOW_LONG_MAX_MODEL_LEN change the prediction.
 
 options:

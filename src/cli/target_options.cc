@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cli/cli_common.h"
+#include "headroom/api_request.h"
 #include "headroom/gpu.h"
 #include "headroom/gpu_probe.h"
 
@@ -26,7 +27,16 @@ void add_entrypoint_options(CLI::App& app, EntrypointOptions& o) {
 Result<VllmCommand> resolve_vllm_command(const Args& vllm_args, const EntrypointOptions& o) {
   std::string joined;
   for (const auto& a : vllm_args) joined += (joined.empty() ? "" : " ") + a;
-  Result<VllmCommand> cmd = joined.find("LLM(") != std::string::npos ? parse_llm_call(joined) : parse_vllm_command(vllm_args);
+  const bool llm_call = joined.find("LLM(") != std::string::npos;
+  // A whole command pasted as one quoted argument (`-- "vllm serve M --max-model-len 8192"`): no
+  // model id or single flag value holds whitespace on its own, so split it as the shell would have.
+  Args words = vllm_args;
+  if (!llm_call && vllm_args.size() == 1 && vllm_args[0].find_first_of(" \t\r\n") != std::string::npos) {
+    auto split = split_shell_words(vllm_args[0]);
+    if (!split) return make_error(ErrorCode::invalid_argument, split.error().message, "the pasted command");
+    words = std::move(*split);
+  }
+  Result<VllmCommand> cmd = llm_call ? parse_llm_call(joined) : parse_vllm_command(words);
   if (!cmd) return cmd;
   if (o.entrypoint == "llm") cmd->flags.usage_context = UsageContext::llm_class;
   if (o.entrypoint == "serve") cmd->flags.usage_context = UsageContext::api_server;

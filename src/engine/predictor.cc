@@ -121,6 +121,9 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   Prediction p;
   p.version = requested_version;
   if (v0_by_env) p.notes.push_back("VLLM_USE_V1=0: the V0 engine's accounting (as in v0.7.3) is used");
+  if (flags.use_v1_engine && !*flags.use_v1_engine && !v0_by_env && version >= VllmVersion{0, 11})
+    p.notes.push_back("VLLM_USE_V1=0 has no V0 engine to select: vLLM " + requested_version.to_string() +
+                      " is V1 only (V0 was removed in v0.11), so the V1 engine's accounting is used");
   const engine::EraRules era = engine::era_rules(version, model);
   p.rules_version = era.rules;
   p.modelled_with = era.modelled_with;

@@ -128,6 +128,12 @@ jq_py env_prefix 'assert j["settings"]["estimate_cuda_graphs"] is False, j["sett
 run env_option 0 "$llama8b" --gpu H100 --format json --vllm-version 0.21.0 --env VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 --max-model-len 8192
 jq_py env_option 'assert j["settings"]["estimate_cuda_graphs"] is False, j["settings"]'
 
+# A whole command pasted as one quoted argument is split as the shell would split it.
+run pasted_one_word 0 --gpu H100 --format json "${v[@]}" -- "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 vllm serve $llama8b --max-model-len 8192 --gpu-memory-utilization '0.85'"
+jq_py pasted_one_word 'assert j["settings"]["max_model_len"] == 8192 and j["settings"]["gpu_memory_utilization"] == 0.85 and j["settings"]["estimate_cuda_graphs"] is True, j["settings"]'
+run pasted_unbalanced 2 --gpu H100 "${v[@]}" -- "vllm serve $llama8b --max-model-len '8192"
+grep -q "unterminated single quote" "$tmp/pasted_unbalanced.err" || fail "pasted_unbalanced: $(cat "$tmp/pasted_unbalanced.err")"
+
 printf 'model: %s\ntensor-parallel-size: 2\nmax-model-len: 8192\nport: 8000\n' "$llama8b" >"$tmp/serve.yaml"
 run config_yaml 0 --gpu H100 --format json "${v[@]}" -- vllm serve --config "$tmp/serve.yaml" --max-model-len 4096
 jq_py config_yaml 'assert j["settings"]["tensor_parallel_size"] == 2 and j["settings"]["max_model_len"] == 4096, j["settings"]'

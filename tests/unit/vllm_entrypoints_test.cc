@@ -167,5 +167,25 @@ TEST(VllmEnv, UseV1ZeroSelectsTheV0EngineOnV010) {
   EXPECT_EQ(v0->version, (VllmVersion{0, 10, 0}));
 }
 
+// From v0.11 vLLM has only the V1 engine: VLLM_USE_V1=0 changes nothing, and check says so instead
+// of staying silent.
+TEST(VllmEnv, UseV1ZeroOnAV1OnlyVersionIsNamedAndChangesNothing) {
+  auto m = catalog_model("meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(m);
+  GpuSetup h100;
+  h100.gpu = *GpuCatalog::builtin().find("H100");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  auto plain = predict(*m, h100, f, VllmVersion{0, 19, 0});
+  f.use_v1_engine = false;
+  auto v0 = predict(*m, h100, f, VllmVersion{0, 19, 0});
+  ASSERT_TRUE(plain && v0);
+  EXPECT_EQ(v0->kv_cache_tokens, plain->kv_cache_tokens);
+  bool named = false;
+  for (const auto& n : v0->notes) named = named || n.find("VLLM_USE_V1=0 has no V0 engine") != std::string::npos;
+  EXPECT_TRUE(named);
+  for (const auto& n : plain->notes) EXPECT_EQ(n.find("VLLM_USE_V1"), std::string::npos) << n;
+}
+
 }  // namespace
 }  // namespace headroom
