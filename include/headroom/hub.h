@@ -108,6 +108,15 @@ inline bool is_no_network(const Error& e) { return e.message.starts_with(k_no_ne
 // Whether `revision` is a full 40-hex commit sha.
 bool is_commit_sha(std::string_view revision);
 
+// A model's page or file address on the Hub, as copied from a browser:
+// [https://]huggingface.co/OWNER/NAME[/tree/REV | /blob/REV/... | /resolve/REV/...][?...][#...]
+// (also hf.co). nullopt for anything else, Dataset and Space addresses included.
+struct RepoAddress {
+  std::string repo;      // OWNER/NAME
+  std::string revision;  // REV, percent-decoded ("" when the address names none)
+};
+std::optional<RepoAddress> parse_repo_address(std::string_view text);
+
 // ---- What the Hub holds for one repo revision ----------------------------------------------------
 
 struct ShardHeader {

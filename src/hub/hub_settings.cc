@@ -72,6 +72,59 @@ bool is_repo_id(std::string_view ref) {
   return ref.front() != '.' && name.front() != '.' && ref.back() != '.';
 }
 
+namespace {
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RepoAddress> parse_repo_address(std::string_view text) {
+  std::string_view t = text;
+  for (std::string_view scheme : {"https://", "http://"}) {
+    if (t.starts_with(scheme)) {
+      t.remove_prefix(scheme.size());
+      break;
+    }
+  }
+  if (t.starts_with("www.")) t.remove_prefix(4);
+  bool host = false;
+  for (std::string_view h : {"huggingface.co/", "hf.co/"}) {
+    if (t.starts_with(h)) {
+      t.remove_prefix(h.size());
+      host = true;
+      break;
+    }
+  }
+  if (!host) return std::nullopt;
+  if (auto cut = t.find_first_of("?#"); cut != std::string_view::npos) t = t.substr(0, cut);
+  std::vector<std::string_view> parts;
+  while (!t.empty()) {
+    auto slash = t.find('/');
+    auto part = t.substr(0, slash);
+    if (!part.empty()) parts.push_back(part);
+    if (slash == std::string_view::npos) break;
+    t.remove_prefix(slash + 1);
+  }
+  if (parts.size() < 2 || parts[0] == "datasets" || parts[0] == "spaces") return std::nullopt;
+  RepoAddress a;
+  a.repo = std::string(parts[0]) + "/" + std::string(parts[1]);
+  if (!is_repo_id(a.repo)) return std::nullopt;
+  if (parts.size() >= 4 && (parts[2] == "tree" || parts[2] == "blob" || parts[2] == "resolve")) a.revision = percent_decode(parts[3]);
+  return a;
+}
+
 bool is_commit_sha(std::string_view revision) {
   if (revision.size() != 40) return false;
   for (char c : revision) {

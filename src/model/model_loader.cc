@@ -153,6 +153,25 @@ void model_detail::apply_tokenizer_config(const nlohmann::json& j, ModelSpec& sp
 }
 
 Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions& options) {
+  // An address copied from the model's Hub page stands for its repo (and the revision it shows,
+  // unless one was asked for).
+  if (auto address = hub::parse_repo_address(model_ref)) {
+    ModelLoadOptions by_id = options;
+    std::optional<hub::HubSettings> settings;
+    std::string revision_note;
+    if (!address->revision.empty() && options.hub != nullptr) {
+      if (options.hub->revision == "main") {
+        settings = *options.hub;
+        settings->revision = address->revision;
+        by_id.hub = &*settings;
+        revision_note = " at revision " + address->revision;
+      } else if (options.hub->revision != address->revision) {
+        revision_note = " at revision " + options.hub->revision + " as asked (the address shows " + address->revision + ")";
+      }
+    }
+    if (options.on_note) options.on_note("read the address " + std::string(model_ref) + " as the Hub repo " + address->repo + revision_note);
+    return load_model(address->repo, by_id);
+  }
   std::error_code ec;
   fs::path path{std::string(model_ref)};
   if (fs::is_directory(path, ec)) {

@@ -47,6 +47,26 @@ TEST(HubIds, RepoIdsAndShas) {
   EXPECT_FALSE(is_commit_sha(k_sha.substr(0, 12)));
 }
 
+TEST(HubIds, PageAddressesNameTheRepoAndTheRevision) {
+  auto a = parse_repo_address("https://huggingface.co/Qwen/Qwen3-8B");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->repo, "Qwen/Qwen3-8B");
+  EXPECT_EQ(a->revision, "");
+  a = parse_repo_address("hf.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/config.json?download=true");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->repo, "meta-llama/Llama-3.1-8B-Instruct");
+  EXPECT_EQ(a->revision, "main");
+  a = parse_repo_address("https://www.huggingface.co/org/model/tree/refs%2Fpr%2F3/");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->revision, "refs/pr/3");
+  EXPECT_FALSE(parse_repo_address("Qwen/Qwen3-8B"));
+  EXPECT_FALSE(parse_repo_address("https://huggingface.co/datasets/org/data"));
+  EXPECT_FALSE(parse_repo_address("https://huggingface.co/spaces/org/app"));
+  EXPECT_FALSE(parse_repo_address("https://huggingface.co/gpt2"));
+  EXPECT_FALSE(parse_repo_address("https://example.com/Qwen/Qwen3-8B"));
+  EXPECT_FALSE(parse_repo_address("https://huggingface.co/org/na me"));
+}
+
 TEST(SafetensorsIndex, ListsEachShardOnceSorted) {
   auto names = parse_safetensors_index(
       R"({"weight_map":{"a":"model-00002-of-00002.safetensors","b":"model-00001-of-00002.safetensors","c":"model-00001-of-00002.safetensors"}})",

@@ -149,6 +149,21 @@ TEST_F(HubLoopback, UnknownRevision) {
             "unknown revision 'v9' of headroom-test/w4a16: expected a branch, tag or commit sha of the repo (HTTP 404)");
 }
 
+// An address copied from the browser reads the repo, at the revision the address shows.
+TEST_F(HubLoopback, PageAddressReadsTheRepoAtItsRevision) {
+  auto s = settings();
+  auto m = load("https://huggingface.co/headroom-test/w4a16", s);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->id, "headroom-test/w4a16");
+  EXPECT_EQ(m->source, ModelSource::hub);
+  ASSERT_FALSE(m_notes.empty());
+  EXPECT_EQ(m_notes.front(), "read the address https://huggingface.co/headroom-test/w4a16 as the Hub repo headroom-test/w4a16");
+  auto at_v9 = load("huggingface.co/headroom-test/w4a16/tree/v9", s);
+  ASSERT_FALSE(at_v9);
+  EXPECT_EQ(at_v9.error().message,
+            "unknown revision 'v9' of headroom-test/w4a16: expected a branch, tag or commit sha of the repo (HTTP 404)");
+}
+
 TEST_F(HubLoopback, RateLimitIsRetriedAfterRetryAfter) {
   auto s = settings();
   auto m = load("headroom-test/rate-limited", s);

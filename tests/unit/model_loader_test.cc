@@ -120,6 +120,20 @@ TEST(ModelLoader, FallsBackToTheCatalogue) {
   EXPECT_EQ(m->id, "Qwen/Qwen3-0.6B");
 }
 
+TEST(ModelLoader, HubPageAddressResolvesLikeItsRepoId) {
+  TempDir dir;
+  ModelLoadOptions opts;
+  opts.hf_hub_cache = dir.path().string();
+  std::vector<std::string> notes;
+  opts.on_note = [&](const std::string& n) { notes.push_back(n); };
+  auto m = load_model("https://huggingface.co/Qwen/Qwen3-0.6B/tree/main", opts);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->source, ModelSource::catalog);
+  EXPECT_EQ(m->id, "Qwen/Qwen3-0.6B");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "read the address https://huggingface.co/Qwen/Qwen3-0.6B/tree/main as the Hub repo Qwen/Qwen3-0.6B");
+}
+
 TEST(ModelLoader, UnknownModelSaysWhereItLooked) {
   TempDir dir;
   ModelLoadOptions opts;
