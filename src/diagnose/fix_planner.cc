@@ -453,7 +453,9 @@ void plan_fixes(Diagnosis& d, const KnowledgeBase& kb, const FixOptions& options
   if (d.fixes.empty())
     for (const auto& w : rec->workarounds)
       d.fixes.push_back(FixSuggestion{{}, w.action + (w.how.empty() ? "" : ": " + w.how), "",
-                                      w.condition.empty() ? "the knowledge base's workaround" : "when " + w.condition,
+                                      w.condition.empty()        ? "the knowledge base's workaround"
+                                      : w.condition == "always" ? "the knowledge base's workaround, in every case"
+                                                                : "when " + w.condition,
                                       w.success_rate.value_or(rec->confidence * 0.5), "knowledge base"});
   d.dead_ends = rec->dead_ends;
 }

@@ -50,6 +50,34 @@ int weight_block(const QuantizationConfig& q, int index) {
   return (*it)[index].get<int>();
 }
 
+// The quantization methods vLLM accepts from `--quantization` for a checkpoint whose config names
+// `checkpoint` (config/model.py _verify_quantization): the method itself, or one whose
+// override_quantization_method claims the checkpoint (gptq_marlin.py, awq_marlin.py, moe_wna16.py:
+// "marlin" and the *_marlin names run GPTQ/AWQ checkpoints; moe_wna16 runs them for MoE models).
+// Empty for checkpoints headroom does not check (ModelOpt, GGUF, ...): anything is let through.
+std::vector<std::string> methods_accepted_for(const std::string& checkpoint) {
+  if (checkpoint == "gptq")
+    return {"gptq", "gptq_marlin", "marlin", "gptq_marlin_24", "gptq_bitblas", "bitblas", "moe_wna16"};
+  if (checkpoint == "awq") return {"awq", "awq_marlin", "marlin", "moe_wna16"};
+  if (checkpoint == "fp8" || checkpoint == "compressed-tensors" || checkpoint == "bitsandbytes" || checkpoint == "mxfp4")
+    return {checkpoint};
+  return {};
+}
+
+// Whether the checkpoint is known to carry no quantization at all: no quantization config, and
+// either its safetensors headers were read and hold no packed GPTQ/AWQ tensors (which would mean a
+// quantize_config.json headroom does not read), or it is a catalogue line, whose facts come from
+// the repo's config.json.
+bool known_unquantized(const ModelSpec& model) {
+  if (model.quantization) return false;
+  if (model.weights && model.weights->exact) {
+    for (const auto& t : model.weights->tensors)
+      if (t.dtype == "I32" || t.name.ends_with(".qweight") || t.name.ends_with(".qzeros")) return false;
+    return true;
+  }
+  return model.source == ModelSource::catalog;
+}
+
 }  // namespace
 
 int min_quantization_capability(const std::string& method_in, const VllmVersion& v) {
@@ -79,8 +107,27 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
   if (in.flags.max_model_len && *in.flags.max_model_len > in.derived_max_model_len && !in.flags.allow_long_max_model_len)
     return config_error("max_model_len_exceeds_model_limit",
                         max_model_len_exceeds_message(*in.flags.max_model_len, model.max_length_key, in.derived_max_model_len));
-  // 2. config/vllm.py _get_quantization_config (VllmConfig; config.py before v0.10): the method's
-  //    minimum compute capability.
+  // 2a. config/model.py _verify_quantization (ModelConfig; config.py before v0.10): a --quantization
+  //     that neither is the checkpoint's method nor overrides it.
+  if (in.flags.quantization && model.quantization && !model.quantization->method.empty()) {
+    const std::string user = util::to_lower(*in.flags.quantization), checkpoint = util::to_lower(model.quantization->method);
+    const auto accepted = methods_accepted_for(checkpoint);
+    if (!accepted.empty() && std::find(accepted.begin(), accepted.end(), user) == accepted.end())
+      return config_error("quantization_mismatch", "Quantization method specified in the model config (" + checkpoint +
+                                                       ") does not match the quantization method specified in the "
+                                                       "`quantization` argument (" + user + ").");
+  }
+  // 2b. model_executor/model_loader/weight_utils.py get_quant_config, called by
+  //     _get_quantization_config: GPTQ and AWQ read their parameters from quantize_config.json (or
+  //     quant_config.json) when config.json has none; an unquantized checkpoint has neither. Methods
+  //     that quantize while loading (fp8, bitsandbytes, experts_int8) need no file.
+  if (in.flags.quantization && known_unquantized(model)) {
+    const std::string user = util::to_lower(*in.flags.quantization);
+    if (user == "awq" || user == "gptq" || user == "awq_marlin" || user == "gptq_marlin")
+      return config_error("quantization_config_missing", "Cannot find the config file for " + user);
+  }
+  // 2c. config/vllm.py _get_quantization_config (VllmConfig; config.py before v0.10): the method's
+  //     minimum compute capability.
   const int capability = in.gpu.capability();
   if (!s.quantization.empty() && capability > 0 && in.gpu.vendor != "AMD") {
     const std::string method = effective_quantization(in, capability);

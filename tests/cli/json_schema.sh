@@ -28,6 +28,9 @@ json check dense_ok 0 meta-llama/Llama-3.1-8B-Instruct --gpu H100 --max-model-le
 json check dense_kv_insufficient 3 meta-llama/Llama-3.1-8B-Instruct --gpu "RTX 4090" --vllm-version 0.21.0
 json check weights_oom 3 meta-llama/Llama-3.1-70B-Instruct --gpu "A100 80GB" --vllm-version 0.11.0
 json check tp_not_divisible 3 meta-llama/Llama-3.1-8B-Instruct --gpu H100 --gpus 8 -tp 3 --vllm-version 0.19.0
+json check quant_mismatch 3 Qwen/Qwen2.5-7B-Instruct-AWQ --gpu H100 --quantization fp8 --vllm-version 0.19.0
+json check fp8_block_shape 3 Qwen/Qwen3-30B-A3B-FP8 --gpu H100 --gpus 8 -tp 8 --max-model-len 8192 --vllm-version 0.19.0
+json check mamba_blocks 3 Qwen/Qwen3-Next-80B-A3B-Instruct --gpu H200 --gpus 2 -tp 2 --max-model-len 262144 --max-num-seqs 1024 --gpu-memory-utilization 0.6
 json check moe_tp 0 Qwen/Qwen3-30B-A3B --gpu L40S --gpus 2 -tp 2 --max-model-len 16384 --vllm-version 0.10.1
 json check mla_fp8_kv 0 deepseek-ai/DeepSeek-V2-Lite --gpu H100 --kv-cache-dtype fp8 --max-model-len 8192 --vllm-version 0.19.0
 json check sliding_window 0 google/gemma-3-27b-it --gpu "A100 80GB" --max-model-len 8192 --vllm-version 0.8.5

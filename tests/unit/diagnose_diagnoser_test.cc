@@ -212,3 +212,25 @@ TEST(Diagnoser, StartupCheckFixComesFromThePredictionEngine) {
   EXPECT_LE(util * 24.0, 22.76);
   EXPECT_GT(util, 0.7);
 }
+
+// config/model.py _verify_quantization's and weight_utils.py get_quant_config's messages: config
+// errors, not memory, with the methods named and the knowledge base's way out.
+TEST(Diagnoser, QuantizationFlagErrorsAreConfigFailuresWithTheirMethods) {
+  Diagnosis mismatch = run_text(
+      "INFO 11-20 10:01:02 [utils.py:328] non-default args: {'model': 'Qwen/Qwen2.5-7B-Instruct-AWQ', 'quantization': 'fp8'}\n"
+      "  Value error, Quantization method specified in the model config (awq) does not match the quantization method "
+      "specified in the `quantization` argument (fp8). [type=value_error]\n");
+  ASSERT_TRUE(mismatch.primary);
+  EXPECT_EQ(mismatch.primary->error_class, "quantization_mismatch");
+  EXPECT_EQ(mismatch.primary->phase, "config");
+  EXPECT_FALSE(mismatch.primary->out_of_memory);
+  EXPECT_EQ(mismatch.primary->text_facts.at("checkpoint_method"), "awq");
+  EXPECT_EQ(mismatch.primary->text_facts.at("requested_method"), "fp8");
+  ASSERT_FALSE(mismatch.fixes.empty());
+  EXPECT_NE(mismatch.fixes[0].action.find("Drop --quantization"), std::string::npos) << mismatch.fixes[0].action;
+
+  Diagnosis missing = run_text("ValueError: Cannot find the config file for awq\n");
+  ASSERT_TRUE(missing.primary);
+  EXPECT_EQ(missing.primary->error_class, "quantization_config_missing");
+  EXPECT_EQ(missing.primary->text_facts.at("requested_method"), "awq");
+}

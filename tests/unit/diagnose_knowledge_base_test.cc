@@ -28,7 +28,8 @@ TEST(KnowledgeBase, BuiltinCoversTheTaxonomy) {
                          "sampler_warmup_oom", "runtime_oom", "oom_phase_unknown", "host_memory_exhausted",
                          "kv_cache_exhausted_runtime", "prompt_too_long", "max_model_len_exceeds_model_limit",
                          "nccl_error", "cuda_driver_mismatch", "illegal_memory_access", "model_not_found",
-                         "unsupported_dtype_on_gpu", "tp_size_not_divisible"})
+                         "unsupported_dtype_on_gpu", "tp_size_not_divisible", "quantization_mismatch",
+                         "quantization_config_missing"})
     EXPECT_NE(kb->find(id), nullptr) << id;
 }
 

@@ -59,6 +59,43 @@ TEST(StartupChecks, ExpertParallelKeepsFp8ExpertsWhole) {
   EXPECT_NE(p.failure ? p.failure->error_class : "", "quantization_shape_invalid");
 }
 
+// config/model.py _verify_quantization: a --quantization that is not the checkpoint's method and
+// does not override it stops the engine config; AWQ's own Marlin names are accepted
+// (awq_marlin.py override_quantization_method takes None, "marlin" and "awq_marlin").
+TEST(StartupChecks, QuantizationFlagThatContradictsTheCheckpointFailsAtConfig) {
+  VllmFlags f = tp_len(1, 8192);
+  f.quantization = "fp8";
+  Prediction p = run(model("Qwen/Qwen2.5-7B-Instruct-AWQ"), gpus("H100"), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->phase, "config");
+  EXPECT_EQ(p.failure->error_class, "quantization_mismatch");
+  EXPECT_EQ(p.failure->message,
+            "Quantization method specified in the model config (awq) does not match the quantization method specified in "
+            "the `quantization` argument (fp8).");
+  for (const char* accepted : {"awq", "awq_marlin", "marlin"}) {
+    f.quantization = accepted;
+    Prediction ok = run(model("Qwen/Qwen2.5-7B-Instruct-AWQ"), gpus("H100"), f);
+    EXPECT_TRUE(ok.starts) << accepted << ": " << (ok.failure ? ok.failure->message : "");
+  }
+}
+
+// model_loader/weight_utils.py get_quant_config: --quantization awq on a bf16 checkpoint looks for
+// quantize_config.json and finds none; fp8 and bitsandbytes quantize while loading and need none.
+TEST(StartupChecks, GptqOrAwqOnAnUnquantizedCheckpointFindsNoConfigFile) {
+  VllmFlags f = tp_len(1, 8192);
+  f.quantization = "awq";
+  Prediction p = run(model("Qwen/Qwen2.5-7B-Instruct"), gpus("H100"), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->phase, "config");
+  EXPECT_EQ(p.failure->error_class, "quantization_config_missing");
+  EXPECT_EQ(p.failure->message, "Cannot find the config file for awq");
+  for (const char* online : {"fp8", "bitsandbytes"}) {
+    f.quantization = online;
+    Prediction ok = run(model("Qwen/Qwen2.5-7B-Instruct"), gpus("H100"), f);
+    EXPECT_TRUE(ok.starts) << online << ": " << (ok.failure ? ok.failure->message : "");
+  }
+}
+
 // config/vllm.py _get_quantization_config with awq.py get_min_capability (75): a V100 is 7.0.
 TEST(StartupChecks, AwqOnVoltaIsBelowTheMinimumCapability) {
   Prediction p = run(model("TheBloke/Mistral-7B-v0.1-AWQ"), gpus("V100 32GB"), tp_len(1, 4096));
