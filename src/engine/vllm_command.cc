@@ -391,7 +391,9 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
     }
     std::string name = arg, value;
     bool has_inline_value = false;
-    if (auto eq = arg.find('='); eq != std::string::npos && arg.starts_with("--")) {
+    // argparse splits `--flag=value`, and `-tp=2` for the short names too.
+    if (auto eq = arg.find('=');
+        eq != std::string::npos && (arg.starts_with("--") || (arg.starts_with("-") && find_flag(arg.substr(0, eq)) != nullptr))) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
       has_inline_value = true;

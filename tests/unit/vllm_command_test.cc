@@ -66,6 +66,16 @@ TEST(VllmCommand, FlagEqualsValueIsTheSameAsTwoArguments) {
   EXPECT_EQ(cmd.flags.kv_cache_dtype, "fp8");
 }
 
+// argparse splits "-tp=2" at the "=" as it does "--flag=value" (it was ignored with a warning,
+// leaving TP at 1).
+TEST(VllmCommand, ShortFlagEqualsValue) {
+  auto cmd = parse_ok({"m", "-tp=2", "-pp=3", "-q=fp8"});
+  EXPECT_EQ(cmd.flags.tensor_parallel_size, 2);
+  EXPECT_EQ(cmd.flags.pipeline_parallel_size, 3);
+  EXPECT_EQ(cmd.flags.quantization, "fp8");
+  EXPECT_TRUE(cmd.warnings.empty());
+}
+
 TEST(VllmCommand, ShortParallelFlags) {
   auto cmd = parse_ok({"m", "-tp", "2", "-pp", "3", "-dp", "4"});
   EXPECT_EQ(cmd.flags.tensor_parallel_size, 2);
