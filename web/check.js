@@ -67,9 +67,26 @@ export function verdict(doc, id = "verdict") {
     ${f ? `<p class="message" id="${id}-message">${esc(f.message)}</p><p><small>phase: ${esc(f.phase)}</small></p>` : ""}`;
 }
 
+// Single flag changes that the same prediction says start (a failing check only).
+function changeText(c) {
+  const set = Object.entries(c.set).map(([flag, value]) => (value === "" ? flag : `${flag} ${value}`));
+  const dropped = (c.remove || []).map((flag) => `drop ${flag}`);
+  return [...set, ...dropped].join(" ");
+}
+
+export function changes(doc) {
+  const list = doc.changes || [];
+  if (!list.length) return "";
+  const used = doc.settings.tensor_parallel_size * doc.settings.pipeline_parallel_size;
+  return `<p><strong>To start, change one of</strong></p><ul class="plain" id="changes">${list
+    .map((c) => `<li><code>${esc(changeText(c))}</code>${c.gpus !== used ? ` (${c.gpus} GPUs)` : ""}: ${num(c.kv_cache_tokens)} KV tokens, ${Number(c.max_concurrency).toFixed(2)}× · <small>${esc(c.why)}</small></li>`)
+    .join("")}</ul>`;
+}
+
 export function render(doc) {
   const s = doc.settings;
   return `<div class="card">${verdict(doc)}
+    ${changes(doc)}
     <p><small>${esc(doc.model.id)} · vLLM ${esc(doc.vllm_version)} · tp=${s.tensor_parallel_size} pp=${s.pipeline_parallel_size} · max_model_len ${num(s.max_model_len)} · utilization ${s.gpu_memory_utilization}</small></p>
     ${memoryBars(doc)}
     <dl class="figures">

@@ -1,5 +1,6 @@
 // headroom check MODEL [vLLM flags] | headroom check [options] -- vllm serve MODEL [flags]
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/cli_common.h"
@@ -7,12 +8,14 @@
 #include "cli/commands.h"
 #include "cli/hub_options.h"
 #include "cli/target_options.h"
+#include "headroom/check_changes.h"
 #include "headroom/check_document.h"
 #include "headroom/history.h"
 #include "headroom/model.h"
 #include "headroom/report.h"
 #include "headroom/vllm_config.h"
 #include "headroom/vllm_engine.h"
+#include "util/strings.h"
 
 namespace headroom::cli {
 
@@ -129,12 +132,35 @@ int run_check(const Args& args) {
   if (!prediction) return print_error(prediction.error()), exit_code_for(prediction.error());
   for (const auto& w : prediction->warnings) print_warning(w);
 
+  // When vLLM would not start: single changes to these flags that the same prediction says start.
+  const PredictFn predict_changed = [&](const VllmFlags& changed, const GpuSetup& setup) {
+    return predict_with_history(*model, setup, changed, *version, records);
+  };
+  const std::vector<FlagChange> changes = suggest_changes(*model, *gpus, cmd->flags, *prediction, predict_changed);
+  const int gpus_used = prediction->settings.tensor_parallel_size * prediction->settings.pipeline_parallel_size;
+
   if (*format == Format::json) {
     auto j = check_document(*model, *gpus, *prediction, cmd->warnings, records, advice, history_location);
+    j["changes"] = changes_document(changes);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),
                stdout);
+    if (!prediction->starts && prediction->failure && prediction->failure->phase != "history" && changes.empty()) {
+      std::printf("\nno single change of these flags is predicted to start it; 'headroom plan %s' searches the\n"
+                  "combinations (length, utilization, KV cache dtype, parallelism) for these GPUs\n",
+                  cmd->model.c_str());
+    }
+    if (!changes.empty()) {
+      std::printf("\nto start, change one of (each predicted the same way):\n");
+      for (const auto& c : changes) {
+        std::string what = describe_change(c, cmd->flags);
+        if (c.gpus != gpus_used) what += " (" + std::to_string(c.gpus) + " GPUs)";
+        std::printf("  %-34s %s tokens of KV cache, %.2fx at %s tokens\n      %s\n", what.c_str(),
+                    util::with_commas(c.prediction.kv_cache_tokens).c_str(), c.prediction.max_concurrency,
+                    util::with_commas(c.prediction.settings.max_model_len).c_str(), c.why.c_str());
+      }
+    }
   }
   return prediction->starts ? k_exit_ok : k_exit_negative;
 }

@@ -2,6 +2,7 @@
 // check.cc, plan.cc) with the request body in place of the options, answered with their
 // --format json documents.
 #include "headroom/api_request.h"
+#include "headroom/check_changes.h"
 #include "headroom/check_document.h"
 #include "headroom/history.h"
 #include "headroom/plan.h"
@@ -45,6 +46,10 @@ ApiResponse api_check(ApiContext& ctx, std::string_view body) {
   auto prediction = predict_with_history(*model, *gpus, f, *version, *history.records, &advice);
   if (!prediction) return error_response(from_library(prediction.error()));
   auto doc = check_document(*model, *gpus, *prediction, req.command.warnings, *history.records, advice, ctx.history.location());
+  const PredictFn predict_changed = [&](const VllmFlags& changed, const GpuSetup& setup) {
+    return predict_with_history(*model, setup, changed, *version, *history.records);
+  };
+  doc["changes"] = changes_document(suggest_changes(*model, *gpus, f, *prediction, predict_changed));
   std::string out = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (cacheable) ctx.cache.put(key, out);
   return json_response(out);

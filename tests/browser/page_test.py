@@ -81,6 +81,10 @@ try:
                                  "gpu": "L40S", "vllm_version": "0.19.0"})
     expect("vLLM's message shown", expected["failure"] is not None and message == expected["failure"]["message"])
     expect("two memory bars for tp=2", len(driver.find_elements(By.CSS_SELECTOR, "#check-result .bar[role='img']")) == 2)
+    shown = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#changes li")]
+    expect(f"the changes the API suggests are listed ({shown} vs {expected['changes']})",
+           len(shown) == len(expected["changes"]) and len(shown) > 0 and
+           all(next(iter(c["set"])) in text for c, text in zip(expected["changes"], shown)))
     driver.save_screenshot(os.path.join(shots, "check-fails.png"))
 
     # ---- a shared link answers by itself ----

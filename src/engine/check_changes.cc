@@ -1,0 +1,385 @@
+// Single-flag changes that turn a failing prediction into one that starts (see check_changes.h).
+#include "headroom/check_changes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace {
+
+class Search {
+ public:
+  Search(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags, const Prediction& failed,
+         const PredictFn& predict)
+      : m_model(model), m_gpus(gpus), m_flags(flags), m_failed(failed), m_predict(predict) {}
+
+  std::vector<FlagChange> run(std::size_t limit) {
+    const std::string c = m_failed.failure ? m_failed.failure->error_class : "";
+    if (c == "tp_size_not_divisible") {
+      smaller_tp();
+      tp_times_pp();
+    } else if (c == "pp_size_too_large") {
+      smaller_pp();
+    } else if (c == "max_model_len_exceeds_model_limit") {
+      longest_length(/*below_current=*/false);
+    } else if (c == "quantization_mismatch" || c == "quantization_config_missing" ||
+               c == "quantization_unsupported_on_gpu") {
+      drop_quantization();
+    } else if (c == "unsupported_dtype_on_gpu") {
+      half_dtype();
+    } else if (c == "invalid_block_size") {
+      block_size_16();
+    } else if (c == "kv_cache_insufficient") {
+      longest_length(/*below_current=*/true);
+      utilization_up();
+      fp8_kv_cache();
+      more_tp();
+      fp8_weights();
+    } else if (c == "no_kv_cache_memory") {
+      utilization_up();
+      more_tp();
+      fp8_weights();
+      fewer_seqs();
+      eager();
+    } else if (c == "weights_load_oom") {
+      more_tp();
+      fp8_weights();
+    } else if (c == "profile_run_oom") {
+      fewer_seqs();
+      more_tp();
+      fp8_weights();
+    } else if (c == "cuda_graph_capture_oom") {
+      eager();
+      utilization_down();
+      fewer_seqs();
+    } else if (c == "sampler_warmup_oom") {
+      fewer_seqs();
+      utilization_down();
+    } else if (c == "startup_free_memory_insufficient") {
+      utilization_down();
+    } else if (c == "mamba_cache_blocks_insufficient") {
+      fewer_seqs();
+      utilization_up();
+    }
+    if (m_out.size() > limit) m_out.resize(limit);
+    return std::move(m_out);
+  }
+
+ private:
+  const ResolvedSettings& now() const { return m_failed.settings; }
+  int tp() const { return std::max(1, now().tensor_parallel_size); }
+  int pp() const { return std::max(1, now().pipeline_parallel_size); }
+
+  std::optional<Prediction> starts(const VllmFlags& f, const GpuSetup& g) const {
+    auto p = m_predict(f, g);
+    if (!p || !p->starts) return std::nullopt;
+    return std::move(*p);
+  }
+  std::optional<Prediction> starts(const VllmFlags& f) const { return starts(f, m_gpus); }
+
+  void keep(FlagChange c, Prediction p, int gpus = 0) {
+    c.prediction = std::move(p);
+    c.gpus = gpus > 0 ? gpus : tp() * pp();
+    m_out.push_back(std::move(c));
+  }
+
+  // The largest value in [lo, hi] for which `ok` holds, when ok is true up to some point and false
+  // after it (bisection); nullopt when it holds nowhere.
+  template <class Ok>
+  static std::optional<std::int64_t> largest(std::int64_t lo, std::int64_t hi, Ok ok) {
+    if (lo > hi || !ok(lo)) return std::nullopt;
+    while (lo < hi) {
+      std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (ok(mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+  // The smallest value in [lo, hi] for which `ok` holds, when ok is false up to some point and true
+  // after it.
+  template <class Ok>
+  static std::optional<std::int64_t> smallest(std::int64_t lo, std::int64_t hi, Ok ok) {
+    if (lo > hi || !ok(hi)) return std::nullopt;
+    while (lo < hi) {
+      std::int64_t mid = lo + (hi - lo) / 2;
+      if (ok(mid)) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  void longest_length(bool below_current) {
+    if (m_flags.max_model_len_auto) return;
+    std::int64_t hi = below_current ? now().max_model_len - 1 : 0;
+    if (!below_current) {
+      // The model's own limit: the length vLLM derives when none is given.
+      VllmFlags f = m_flags;
+      f.max_model_len.reset();
+      auto p = m_predict(f, m_gpus);
+      if (!p) return;
+      hi = p->settings.max_model_len;
+    }
+    auto fits = [&](std::int64_t len) {
+      VllmFlags f = m_flags;
+      f.max_model_len = len;
+      return starts(f).has_value();
+    };
+    auto len = largest(16, hi, fits);
+    if (!len) return;
+    // A round number when it costs little: a multiple of 1024 from 4096 on, of 256 from 1024.
+    std::int64_t step = *len >= 4096 ? 1024 : *len >= 1024 ? 256 : 1;
+    std::int64_t rounded = *len / step * step;
+    VllmFlags f = m_flags;
+    f.max_model_len = rounded;
+    auto p = starts(f);
+    if (!p) return;
+    keep({{{"--max-model-len", std::to_string(rounded)}},
+          {},
+          0,
+          below_current ? "the longest max_model_len whose KV cache fits in what the budget leaves"
+                        : "within the model's own limit (max_position_embeddings and its RoPE scaling)",
+          {}},
+         std::move(*p));
+  }
+
+  void utilization_up() {
+    const int current = static_cast<int>(std::lround(now().gpu_memory_utilization * 100));
+    if (current >= 95) return;
+    auto fits = [&](std::int64_t percent) {
+      VllmFlags f = m_flags;
+      f.gpu_memory_utilization = static_cast<double>(percent) / 100.0;
+      return starts(f).has_value();
+    };
+    auto percent = smallest(current + 1, 95, fits);
+    if (!percent) return;
+    VllmFlags f = m_flags;
+    f.gpu_memory_utilization = static_cast<double>(*percent) / 100.0;
+    auto p = starts(f);
+    if (!p) return;
+    keep({{{"--gpu-memory-utilization", util::fixed(*f.gpu_memory_utilization, 2)}},
+          {},
+          0,
+          "the lowest utilization (up to 0.95) that leaves the KV cache what it needs; the rest of the GPU stays for "
+          "CUDA graphs and the sampler",
+          {}},
+         std::move(*p));
+  }
+
+  void utilization_down() {
+    const int current = static_cast<int>(std::lround(now().gpu_memory_utilization * 100));
+    // Not monotone: too small a budget fails the KV cache instead. The first from the top that starts.
+    for (int percent = current - 1; percent >= 30; --percent) {
+      VllmFlags f = m_flags;
+      f.gpu_memory_utilization = percent / 100.0;
+      if (auto p = starts(f)) {
+        const std::string c = m_failed.failure->error_class;
+        keep({{{"--gpu-memory-utilization", util::fixed(*f.gpu_memory_utilization, 2)}},
+              {},
+              0,
+              c == "startup_free_memory_insufficient"
+                  ? "the highest utilization that the memory free on the GPU covers"
+                  : "a smaller budget leaves room beside it for what vLLM allocates after sizing the KV cache",
+              {}},
+             std::move(*p));
+        return;
+      }
+    }
+  }
+
+  void fp8_kv_cache() {
+    const std::string kv = util::to_lower(now().kv_cache_dtype);
+    if (kv.starts_with("fp8") || kv.starts_with("nvfp4")) return;
+    VllmFlags f = m_flags;
+    f.kv_cache_dtype = "fp8";
+    if (auto p = starts(f))
+      keep({{{"--kv-cache-dtype", "fp8"}}, {}, 0, "one byte per KV element: twice the tokens in the same memory", {}},
+           std::move(*p));
+  }
+
+  void more_tp() {
+    if (m_gpus.nodes > 1) return;
+    for (int t : {tp() * 2, tp() * 4, tp() * 8}) {
+      if (t > 8 * std::max(1, m_gpus.count) || t > 64) break;
+      VllmFlags f = m_flags;
+      f.tensor_parallel_size = t;
+      GpuSetup g = m_gpus;
+      g.count = std::max(g.count, t * pp());
+      if (auto p = starts(f, g)) {
+        keep({{{"--tensor-parallel-size", std::to_string(t)}},
+              {},
+              t * pp(),
+              "splits the weights and the KV cache over " + std::to_string(t) + " GPUs",
+              {}},
+             std::move(*p), t * pp());
+        return;
+      }
+    }
+  }
+
+  void fp8_weights() {
+    if (m_model.quantization || m_flags.quantization || !m_gpus.gpu.fp8_supported) return;
+    VllmFlags f = m_flags;
+    f.quantization = "fp8";
+    if (auto p = starts(f))
+      keep({{{"--quantization", "fp8"}}, {}, 0, "weights quantized to fp8 while loading: about half their memory", {}},
+           std::move(*p));
+  }
+
+  void fewer_seqs() {
+    const int current = now().max_num_seqs;
+    if (current <= 1) return;
+    auto fits = [&](std::int64_t n) {
+      VllmFlags f = m_flags;
+      f.max_num_seqs = static_cast<int>(n);
+      return starts(f).has_value();
+    };
+    auto n = largest(1, current - 1, fits);
+    if (!n) return;
+    std::int64_t rounded = *n >= 32 ? *n / 8 * 8 : *n;
+    VllmFlags f = m_flags;
+    f.max_num_seqs = static_cast<int>(rounded);
+    auto p = starts(f);
+    if (!p) return;
+    keep({{{"--max-num-seqs", std::to_string(rounded)}},
+          {},
+          0,
+          "fewer concurrent sequences: a smaller sampler warm-up, fewer CUDA graphs and state blocks",
+          {}},
+         std::move(*p));
+  }
+
+  void eager() {
+    if (m_flags.enforce_eager) return;
+    VllmFlags f = m_flags;
+    f.enforce_eager = true;
+    if (auto p = starts(f))
+      keep({{{"--enforce-eager", ""}}, {}, 0, "no CUDA graphs and no memory for them (slower decoding)", {}},
+           std::move(*p));
+  }
+
+  void drop_quantization() {
+    if (!m_flags.quantization) return;
+    VllmFlags f = m_flags;
+    f.quantization.reset();
+    if (auto p = starts(f))
+      keep({{{"--quantization", ""}},
+            {"--quantization"},
+            0,
+            m_model.quantization ? "vLLM reads the method from the checkpoint's own config"
+                                 : "the checkpoint is not quantized with this method",
+            {}},
+           std::move(*p));
+  }
+
+  void half_dtype() {
+    VllmFlags f = m_flags;
+    f.dtype = "half";
+    if (auto p = starts(f))
+      keep({{{"--dtype", "half"}}, {}, 0, "float16, which GPUs before compute capability 8.0 support", {}}, std::move(*p));
+  }
+
+  void block_size_16() {
+    VllmFlags f = m_flags;
+    f.block_size = 16;
+    if (auto p = starts(f))
+      keep({{{"--block-size", "16"}}, {}, 0, "a block size the attention backend accepts", {}}, std::move(*p));
+  }
+
+  void smaller_tp() {
+    for (int t = tp() - 1; t >= 1; --t) {
+      VllmFlags f = m_flags;
+      f.tensor_parallel_size = t;
+      if (auto p = starts(f)) {
+        keep({{{"--tensor-parallel-size", std::to_string(t)}},
+              {},
+              t * pp(),
+              "the largest tensor-parallel size below " + std::to_string(tp()) + " that the model's heads split over",
+              {}},
+             std::move(*p), t * pp());
+        return;
+      }
+    }
+  }
+
+  void tp_times_pp() {
+    for (int t = tp() - 1; t >= 2; --t) {
+      if (tp() % t != 0) continue;
+      VllmFlags f = m_flags;
+      f.tensor_parallel_size = t;
+      f.pipeline_parallel_size = pp() * (tp() / t);
+      if (auto p = starts(f)) {
+        keep({{{"--tensor-parallel-size", std::to_string(t)}, {"--pipeline-parallel-size", std::to_string(*f.pipeline_parallel_size)}},
+              {},
+              tp() * pp(),
+              "the same " + std::to_string(tp() * pp()) + " GPUs as tensor x pipeline parallelism",
+              {}},
+             std::move(*p), tp() * pp());
+        return;
+      }
+    }
+  }
+
+  void smaller_pp() {
+    for (int q = pp() - 1; q >= 1; --q) {
+      VllmFlags f = m_flags;
+      f.pipeline_parallel_size = q;
+      if (auto p = starts(f)) {
+        keep({{{"--pipeline-parallel-size", std::to_string(q)}}, {}, tp() * q, "at least one layer per stage", {}},
+             std::move(*p), tp() * q);
+        return;
+      }
+    }
+  }
+
+  const ModelSpec& m_model;
+  const GpuSetup& m_gpus;
+  const VllmFlags& m_flags;
+  const Prediction& m_failed;
+  const PredictFn& m_predict;
+  std::vector<FlagChange> m_out;
+};
+
+}  // namespace
+
+std::vector<FlagChange> suggest_changes(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
+                                        const Prediction& failed, const PredictFn& predict, std::size_t limit) {
+  if (failed.starts || !failed.failure || limit == 0) return {};
+  return Search(model, gpus, flags, failed, predict).run(limit);
+}
+
+std::string describe_change(const FlagChange& change, const VllmFlags& flags) {
+  std::string out;
+  for (const auto& [flag, value] : change.set) {
+    if (!out.empty()) out += " ";
+    if (std::find(change.removed.begin(), change.removed.end(), flag) != change.removed.end()) {
+      out += "drop " + flag;
+      if (flag == "--quantization" && flags.quantization) out += " " + *flags.quantization;
+      continue;
+    }
+    out += flag;
+    if (!value.empty()) out += " " + value;
+  }
+  return out;
+}
+
+nlohmann::json changes_document(const std::vector<FlagChange>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : changes) {
+    nlohmann::json set = nlohmann::json::object();
+    for (const auto& [flag, value] : c.set)
+      if (std::find(c.removed.begin(), c.removed.end(), flag) == c.removed.end()) set[flag] = value;
+    out.push_back({{"set", set},
+                   {"remove", c.removed},
+                   {"gpus", c.gpus},
+                   {"why", c.why},
+                   {"kv_cache_tokens", c.prediction.kv_cache_tokens},
+                   {"max_concurrency", c.prediction.max_concurrency}});
+  }
+  return out;
+}
+
+}  // namespace headroom

@@ -1,0 +1,110 @@
+// The changes `check` suggests when vLLM would not start: each must be predicted to start, and the
+// searched values must agree with vLLM's own rules (its max_model_len estimate, heads over TP).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "headroom/check_changes.h"
+#include "unit/engine_test_support.h"
+
+namespace headroom {
+namespace {
+
+using test_support::gpus;
+using test_support::k_v019;
+using test_support::model;
+using test_support::run;
+
+PredictFn predictor(const ModelSpec& m, VllmVersion v = k_v019) {
+  return [m, v](const VllmFlags& f, const GpuSetup& g) { return predict(m, g, f, v); };
+}
+
+std::string first_flag(const FlagChange& c) { return c.set.empty() ? "" : c.set.front().first; }
+
+// The longest length found by bisecting the prediction is vLLM's own estimate from the failure
+// message (kv_cache_utils.py _estimate_max_model_len), rounded down to a multiple of 1024.
+TEST(CheckChanges, LongestLengthAgreesWithVllmsEstimate) {
+  auto m = model("Qwen/Qwen3-8B");
+  auto g = gpus("L4");
+  VllmFlags f;
+  f.max_model_len = 40960;
+  Prediction failed = run(m, g, f);
+  ASSERT_FALSE(failed.starts);
+  ASSERT_EQ(failed.failure->error_class, "kv_cache_insufficient");
+  ASSERT_TRUE(failed.failure->estimated_max_model_len);
+  auto changes = suggest_changes(m, g, f, failed, predictor(m));
+  ASSERT_FALSE(changes.empty());
+  ASSERT_EQ(first_flag(changes[0]), "--max-model-len");
+  const std::int64_t estimate = *failed.failure->estimated_max_model_len;
+  EXPECT_EQ(changes[0].set[0].second, std::to_string(estimate / 1024 * 1024));
+  for (const auto& c : changes) {
+    EXPECT_TRUE(c.prediction.starts) << describe_change(c, f);
+    EXPECT_FALSE(c.why.empty());
+  }
+  // One step longer than the estimate does not fit.
+  VllmFlags longer = f;
+  longer.max_model_len = estimate / 1024 * 1024 + 1024;
+  EXPECT_FALSE(run(m, g, longer).starts);
+}
+
+// config/model.py verify_with_parallel_config: the heads (32) must divide by TP. From TP 6 the
+// largest size below that divides them is 4; the same six GPUs work as TP 2 × PP 3.
+TEST(CheckChanges, HeadsDecideTheTensorParallelSizes) {
+  auto m = model("meta-llama/Llama-3.1-8B-Instruct");
+  auto g = gpus("H100", 8);
+  VllmFlags f;
+  f.tensor_parallel_size = 6;
+  f.max_model_len = 8192;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "tp_size_not_divisible");
+  auto changes = suggest_changes(m, g, f, failed, predictor(m));
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(describe_change(changes[0], f), "--tensor-parallel-size 4");
+  EXPECT_EQ(changes[0].gpus, 4);
+  EXPECT_EQ(describe_change(changes[1], f), "--tensor-parallel-size 2 --pipeline-parallel-size 3");
+  EXPECT_EQ(changes[1].gpus, 6);
+}
+
+TEST(CheckChanges, QuantizationTheCheckpointContradictsIsDropped) {
+  auto m = model("Qwen/Qwen2.5-7B-Instruct-AWQ");
+  auto g = gpus("H100");
+  VllmFlags f;
+  f.quantization = "fp8";
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "quantization_mismatch");
+  auto changes = suggest_changes(m, g, f, failed, predictor(m));
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(describe_change(changes[0], f), "drop --quantization fp8");
+  EXPECT_EQ(changes[0].removed, std::vector<std::string>{"--quantization"});
+  auto doc = changes_document(changes);
+  EXPECT_TRUE(doc[0]["set"].empty());
+  EXPECT_EQ(doc[0]["remove"][0], "--quantization");
+}
+
+// Weights that do not fit one GPU: more GPUs, with the count the change needs.
+TEST(CheckChanges, WeightsThatDoNotFitAskForMoreGpus) {
+  auto m = model("meta-llama/Llama-3.1-70B-Instruct");
+  auto g = gpus("H100");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "weights_load_oom");
+  auto changes = suggest_changes(m, g, f, failed, predictor(m));
+  ASSERT_FALSE(changes.empty());
+  EXPECT_EQ(first_flag(changes[0]), "--tensor-parallel-size");
+  EXPECT_GT(changes[0].gpus, 1);
+  EXPECT_EQ(changes[0].gpus, changes[0].prediction.settings.tensor_parallel_size);
+}
+
+TEST(CheckChanges, NothingToChangeWhenItStarts) {
+  auto m = model("Qwen/Qwen3-8B");
+  auto g = gpus("H100");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  Prediction ok = run(m, g, f);
+  ASSERT_TRUE(ok.starts);
+  EXPECT_TRUE(suggest_changes(m, g, f, ok, predictor(m)).empty());
+}
+
+}  // namespace
+}  // namespace headroom
