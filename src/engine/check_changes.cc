@@ -171,10 +171,45 @@ class Search {
 
   void utilization_down() {
     const int current = static_cast<int>(std::lround(now().gpu_memory_utilization * 100));
+    const bool free_check = m_failed.failure->error_class == "startup_free_memory_insufficient";
     // Not monotone: too small a budget fails the KV cache instead. The first from the top that starts.
     for (int percent = current - 1; percent >= 30; --percent) {
       VllmFlags f = m_flags;
       f.gpu_memory_utilization = percent / 100.0;
+      if (free_check) {
+        // The highest utilization the free memory covers; when the smaller budget then holds too
+        // little KV cache for max_model_len, the longest length that fits goes with it.
+        auto p = m_predict(f, m_gpus);
+        if (!p) return;
+        // Below the free memory, what vLLM allocates outside the budget (graphs, the sampler's
+        // warm-up) may still not fit beside it: lower again.
+        if (!p->starts && p->failure &&
+            (p->failure->error_class == "startup_free_memory_insufficient" || p->failure->error_class == "sampler_warmup_oom" ||
+             p->failure->error_class == "cuda_graph_capture_oom"))
+          continue;
+        if (!p->starts && p->failure && p->failure->error_class == "kv_cache_insufficient" && !m_flags.max_model_len_auto) {
+          auto fits = [&](std::int64_t len) {
+            VllmFlags g = f;
+            g.max_model_len = len;
+            return starts(g).has_value();
+          };
+          auto len = largest(16, p->settings.max_model_len - 1, fits);
+          if (!len) continue;  // what is outside the budget does not fit yet at any length
+          const std::int64_t step = *len >= 4096 ? 1024 : *len >= 1024 ? 256 : 1;
+          f.max_model_len = *len / step * step;
+          if (auto q = starts(f))
+            keep({{{"--gpu-memory-utilization", util::fixed(*f.gpu_memory_utilization, 2)},
+                   {"--max-model-len", std::to_string(*f.max_model_len)}},
+                  {},
+                  0,
+                  "the highest utilization that the memory free on the GPU covers, and the longest max_model_len "
+                  "its KV cache then holds",
+                  {}},
+                 std::move(*q));
+          return;
+        }
+        if (!p->starts) return;
+      }
       if (auto p = starts(f)) {
         const std::string c = m_failed.failure->error_class;
         keep({{{"--gpu-memory-utilization", util::fixed(*f.gpu_memory_utilization, 2)}},

@@ -96,6 +96,27 @@ TEST(CheckChanges, WeightsThatDoNotFitAskForMoreGpus) {
   EXPECT_EQ(changes[0].gpus, changes[0].prediction.settings.tensor_parallel_size);
 }
 
+// v1/worker/utils.py request_memory: the budget must fit in the memory free when vLLM starts. With
+// 3 GiB held by another process the utilization drops below free / total, and the KV cache of the
+// smaller budget then sets the longest max_model_len.
+TEST(CheckChanges, FreeMemoryShortfallLowersUtilizationAndLength) {
+  auto m = model("Qwen/Qwen3-8B");
+  auto g = gpus("RTX 4090");
+  g.free_bytes = g.gpu.total_bytes - from_gib(3.0);
+  VllmFlags f;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "startup_free_memory_insufficient");
+  auto changes = suggest_changes(m, g, f, failed, predictor(m));
+  ASSERT_EQ(changes.size(), 1u);
+  ASSERT_EQ(changes[0].set.size(), 2u);
+  EXPECT_EQ(changes[0].set[0].first, "--gpu-memory-utilization");
+  EXPECT_EQ(changes[0].set[1].first, "--max-model-len");
+  const double util = std::stod(changes[0].set[0].second);
+  EXPECT_LE(util * to_gib(g.gpu.total_bytes), to_gib(*g.free_bytes));
+  EXPECT_LT(std::stoll(changes[0].set[1].second), failed.settings.max_model_len);
+  EXPECT_TRUE(changes[0].prediction.starts);
+}
+
 TEST(CheckChanges, NothingToChangeWhenItStarts) {
   auto m = model("Qwen/Qwen3-8B");
   auto g = gpus("H100");
