@@ -147,8 +147,9 @@ int run_check(const Args& args) {
     std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),
                stdout);
     if (!prediction->starts && prediction->failure && prediction->failure->phase != "history" && changes.empty()) {
-      std::printf("\nno single change of these flags is predicted to start it; 'headroom plan %s' searches the\n"
-                  "combinations (length, utilization, KV cache dtype, parallelism) for these GPUs\n",
+      std::printf("\nno single change of these flags is predicted to start it; 'headroom plan %s' with the same\n"
+                  "GPU options (or with this command after --) searches the combinations: length, utilization,\n"
+                  "KV cache dtype, parallelism, quantized checkpoints\n",
                   cmd->model.c_str());
     }
     if (!changes.empty()) {

@@ -1,5 +1,6 @@
 // headroom plan MODEL --gpu NAME [--gpus N] [--context T] [--concurrency N] [--goal G] [constraints]
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/cli_common.h"
@@ -11,12 +12,14 @@
 #include "headroom/history.h"
 #include "headroom/plan.h"
 #include "headroom/plan_render.h"
+#include "util/strings.h"
 
 namespace headroom::cli {
 
 namespace {
 
 constexpr const char* k_plan_help = R"(usage: headroom plan MODEL [options]
+       headroom plan [options] -- vllm serve MODEL [flags]
 
 Searches vLLM's flags with the prediction engine for a configuration that starts on the GPUs,
 serves the workload with a safety margin, and is as capable as the hardware allows. Prints each
@@ -26,6 +29,9 @@ multi-node plans). When nothing fits: why, and the smallest changes that would.
 
 MODEL: a folder with config.json, a config.json path, or a Hugging Face id, read from the local
 Hugging Face cache, headroom's Hub cache or the Hub itself, else the built-in catalogue.
+After --, a vllm serve command (or a pasted LLM(...) call) gives the model and starts the search
+from its flags: --max-model-len as --context, TP x PP x DP as --gpus, an fp8 --kv-cache-dtype as
+--allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win.
 
 GPUs:
   --gpu NAME            GPU model from the catalogue (default: the live GPUs of this host)
@@ -95,7 +101,47 @@ int run_plan(const Args& args) {
   app.add_option("--color", color_text);
   HubOptions hub;
   add_hub_options(app, hub, RevisionOption::include);
-  if (auto rc = parse_or_exit(app, args, "plan")) return *rc;
+  // `plan [options] -- vllm serve MODEL [flags]` (or a pasted LLM(...) call): the command's model,
+  // and what its flags say about the workload, start the search.
+  Args own = args, command_args;
+  if (auto dash = std::find(args.begin(), args.end(), std::string("--")); dash != args.end()) {
+    own.assign(args.begin(), dash);
+    command_args.assign(dash + 1, args.end());
+  }
+  if (auto rc = parse_or_exit(app, own, "plan")) return *rc;
+  std::vector<std::string> read_from_command;
+  if (!command_args.empty()) {
+    auto cmd = resolve_vllm_command(command_args, EntrypointOptions{});
+    if (!cmd) return print_error(cmd.error()), k_exit_usage;
+    if (!cmd->model.empty()) {
+      if (!model_ref.empty() && model_ref != cmd->model) {
+        print_error("two models given: '" + model_ref + "' and the command's '" + cmd->model + "'; give one of them");
+        return k_exit_usage;
+      }
+      model_ref = cmd->model;
+    }
+    if (hub.revision.empty() && !cmd->revision.empty()) hub.revision = cmd->revision;
+    const VllmFlags& f = cmd->flags;
+    if (f.max_model_len && !f.max_model_len_auto && !context) {
+      context = *f.max_model_len;
+      read_from_command.push_back("requests up to " + std::to_string(*context) + " tokens (--max-model-len)");
+    }
+    const int used = f.tensor_parallel_size.value_or(1) * f.pipeline_parallel_size.value_or(1) * f.data_parallel_size.value_or(1);
+    if (used > 1 && target.gpus == 0 && !gpus_per_node) {
+      target.gpus = used;
+      read_from_command.push_back(std::to_string(used) + " GPUs (tensor x pipeline x data parallel sizes)");
+    }
+    if (f.kv_cache_dtype && util::to_lower(*f.kv_cache_dtype).starts_with("fp8") && !allow_fp8_kv) {
+      allow_fp8_kv = true;
+      read_from_command.push_back("an fp8 KV cache allowed (--kv-cache-dtype " + *f.kv_cache_dtype + ")");
+    }
+    if (f.enforce_eager && !allow_eager) {
+      allow_eager = true;
+      read_from_command.push_back("eager mode allowed (--enforce-eager)");
+    }
+    if (!read_from_command.empty() || cmd->flags.gpu_memory_utilization || cmd->flags.max_num_seqs)
+      read_from_command.push_back("the plan chooses the other settings itself");
+  }
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
   auto color = parse_color(color_text);
@@ -145,6 +191,11 @@ int run_plan(const Args& args) {
   auto plan = make_plan(*model, *gpus, request, *version);
   if (!plan) return print_error(plan.error()), exit_code_for(plan.error());
 
+  if (!read_from_command.empty()) {
+    std::string line;
+    for (const auto& r : read_from_command) line += (line.empty() ? "" : "; ") + r;
+    if (!hub.quiet) std::fprintf(stderr, "headroom: note: from the command: %s\n", line.c_str());
+  }
   if (*format == Format::json) {
     std::printf("%s\n", plan_to_json(*model, *plan).dump(2).c_str());
   } else {

@@ -63,6 +63,25 @@ check_error gpus-disagree "headroom: error: --gpus 4 and --gpus-per-node 8 disag
 check_error bad-goal "headroom: error: --goal: expected throughput, context or latency, got 'speed'" \
   Qwen/Qwen3-4B-Instruct-2507 --gpu H100 --goal speed
 check_error no-model "headroom: error: no model given: headroom plan MODEL --gpu NAME (see 'headroom plan --help')" --gpu H100
+check_error two-models "headroom: error: two models given: 'Qwen/Qwen3-4B' and the command's 'Qwen/Qwen3-8B'; give one of them" \
+  Qwen/Qwen3-4B --gpu L4 -- vllm serve Qwen/Qwen3-8B
+
+# A vllm serve command after --: its model, --max-model-len as the context, TP as the GPUs, an fp8
+# KV cache allowed; what was taken is said on stderr.
+cmd_err="$(mktemp)"
+out="$("$bin" plan --gpu L4 --vllm-version 0.19.0 --format json -- vllm serve Qwen/Qwen3-8B --max-model-len 16384 -tp 2 \
+  --kv-cache-dtype fp8 --gpu-memory-utilization 0.95 2>"$cmd_err")"
+if ! printf '%s' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["model"]["id"] == "Qwen/Qwen3-8B", d["model"]
+assert d["request"]["context"] == 16384 and d["request"]["allow_fp8_kv"] is True, d["request"]
+assert d["gpu"]["count"] == 2, d["gpu"]
+assert d["context_tokens"] == 16384
+'; then echo "FAIL plan-from-command: $out"; failures=$((failures + 1)); fi
+grep -q "from the command: requests up to 16384 tokens (--max-model-len); 2 GPUs" "$cmd_err" ||
+  { echo "FAIL plan-from-command note: $(cat "$cmd_err")"; failures=$((failures + 1)); }
+rm -f "$cmd_err"
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan: all checks passed"
