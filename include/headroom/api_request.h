@@ -46,6 +46,7 @@ struct PlanApiRequest {
   bool allow_fp8_kv = false;
   bool allow_eager = false;
   std::optional<double> margin_gib;
+  std::vector<std::string> from_command;  // what a "command" contributed, in words (plan_hints)
 };
 
 // A parsed body and its canonical form (keys sorted, no spaces), the key of the response cache.

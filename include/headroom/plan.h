@@ -101,6 +101,19 @@ struct Plan {
 // longer than the model supports, concurrency < 1, max_gpus < nodes or above the GPUs given,
 // a margin larger than the GPU); errors of predict() for models it cannot model. When nothing
 // fits, the Plan has no recommendation and no_fit says why and what would fit.
+// What a vLLM command says about the workload to plan for (`plan -- vllm serve ...`, /v1/plan's
+// "command"): --max-model-len as the context, TP x PP x DP as the GPUs, an fp8 --kv-cache-dtype and
+// --enforce-eager as what the plan may choose. Only what `given` (the request as stated) and
+// `gpus_given` leave open is returned; `taken` says each in words, for a note.
+struct CommandHints {
+  std::optional<std::int64_t> context;
+  int gpus = 0;  // 0: the command runs on one GPU
+  bool allow_fp8_kv = false;
+  bool allow_eager = false;
+  std::vector<std::string> taken;
+};
+CommandHints plan_hints(const VllmFlags& flags, const PlanRequest& given, bool gpus_given);
+
 Result<Plan> make_plan(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request,
                        const VllmVersion& version);
 

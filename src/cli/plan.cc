@@ -121,24 +121,17 @@ int run_plan(const Args& args) {
       model_ref = cmd->model;
     }
     if (hub.revision.empty() && !cmd->revision.empty()) hub.revision = cmd->revision;
-    const VllmFlags& f = cmd->flags;
-    if (f.max_model_len && !f.max_model_len_auto && !context) {
-      context = *f.max_model_len;
-      read_from_command.push_back("requests up to " + std::to_string(*context) + " tokens (--max-model-len)");
-    }
-    const int used = f.tensor_parallel_size.value_or(1) * f.pipeline_parallel_size.value_or(1) * f.data_parallel_size.value_or(1);
-    if (used > 1 && target.gpus == 0 && !gpus_per_node) {
-      target.gpus = used;
-      read_from_command.push_back(std::to_string(used) + " GPUs (tensor x pipeline x data parallel sizes)");
-    }
-    if (f.kv_cache_dtype && util::to_lower(*f.kv_cache_dtype).starts_with("fp8") && !allow_fp8_kv) {
-      allow_fp8_kv = true;
-      read_from_command.push_back("an fp8 KV cache allowed (--kv-cache-dtype " + *f.kv_cache_dtype + ")");
-    }
-    if (f.enforce_eager && !allow_eager) {
-      allow_eager = true;
-      read_from_command.push_back("eager mode allowed (--enforce-eager)");
-    }
+    // Each hint applies only where the options before -- say nothing.
+    PlanRequest given;
+    given.context_tokens = context;
+    given.allow_fp8_kv = allow_fp8_kv;
+    given.allow_eager = allow_eager;
+    const CommandHints hints = plan_hints(cmd->flags, given, target.gpus > 0 || gpus_per_node.has_value());
+    if (hints.context) context = hints.context;
+    if (hints.gpus > 0) target.gpus = hints.gpus;
+    allow_fp8_kv = allow_fp8_kv || hints.allow_fp8_kv;
+    allow_eager = allow_eager || hints.allow_eager;
+    read_from_command = hints.taken;
     if (!read_from_command.empty() || cmd->flags.gpu_memory_utilization || cmd->flags.max_num_seqs)
       read_from_command.push_back("the plan chooses the other settings itself");
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "headroom/plan.h"
 #include "util/json_file.h"
 #include "util/strings.h"
 
@@ -16,8 +17,8 @@ using nlohmann::json;
 
 const std::vector<std::string> k_target_keys = {"gpu", "gpus", "nodes", "gpu_memory_gib", "used_gib", "free_gib", "vllm_version"};
 const std::vector<std::string> k_check_keys = {"model", "flags", "command"};
-const std::vector<std::string> k_plan_keys = {"model",         "context",     "concurrency", "goal",      "max_gpus",
-                                              "gpus_per_node", "allow_fp8_kv", "allow_eager", "margin_gib"};
+const std::vector<std::string> k_plan_keys = {"model",         "command",      "context",     "concurrency", "goal",
+                                              "max_gpus",      "gpus_per_node", "allow_fp8_kv", "allow_eager", "margin_gib"};
 
 std::string type_name(const json& v) {
   if (v.is_null()) return "null";
@@ -223,7 +224,33 @@ Result<ParsedRequest<PlanApiRequest>> parse_plan_request(std::string_view body) 
                  f.boolean("allow_eager", p.allow_eager), f.number("margin_gib", p.margin_gib)})
     if (!r) return tl::unexpected(r.error());
   p.concurrency = concurrency.value_or(1);
-  if (p.model.empty()) return bad("model", "no model given: expected \"model\" (a catalogue or Hugging Face id)");
+  // A vllm serve command: its model, and what its flags say about the workload where the body
+  // says nothing (plan_hints, as `plan -- vllm serve ...`).
+  std::string command;
+  if (auto r = f.string("command", command); !r) return tl::unexpected(r.error());
+  if (!command.empty()) {
+    auto words = split_shell_words(command);
+    if (!words) return tl::unexpected(words.error());
+    auto cmd = parse_vllm_command(*words);
+    if (!cmd) return tl::unexpected(cmd.error());
+    if (!cmd->model.empty()) {
+      if (!p.model.empty() && cmd->model != p.model)
+        return invalid("model", "the command serves '" + cmd->model + "' but \"model\" is '" + p.model + "': give one of them");
+      p.model = cmd->model;
+    }
+    PlanRequest given;
+    given.context_tokens = p.context;
+    given.allow_fp8_kv = p.allow_fp8_kv;
+    given.allow_eager = p.allow_eager;
+    const CommandHints hints = plan_hints(cmd->flags, given, p.target.gpus > 0 || p.gpus_per_node.has_value());
+    if (hints.context) p.context = hints.context;
+    if (hints.gpus > 0) p.target.gpus = hints.gpus;
+    p.allow_fp8_kv = p.allow_fp8_kv || hints.allow_fp8_kv;
+    p.allow_eager = p.allow_eager || hints.allow_eager;
+    p.from_command = hints.taken;
+  }
+  if (p.model.empty())
+    return bad("model", "no model given: expected \"model\" (a catalogue or Hugging Face id) or a \"command\" naming one");
   if (p.margin_gib && *p.margin_gib < 0) return invalid("margin_gib", "expected a number of GiB ≥ 0, got " + j->at("margin_gib").dump());
   out.canonical = j->dump(-1, ' ', false, json::error_handler_t::replace);
   return out;

@@ -100,6 +100,11 @@ ApiResponse api_plan(ApiContext& ctx, std::string_view body) {
   request.history = history.records.get();
   auto plan = make_plan(*model, *gpus, request, *version);
   if (!plan) return error_response(from_library(plan.error()));
+  if (!req.from_command.empty()) {
+    std::string line;
+    for (const auto& t : req.from_command) line += (line.empty() ? "" : "; ") + t;
+    plan->explanation.insert(plan->explanation.begin(), "from the command: " + line);
+  }
   std::string out = plan_to_json(*model, *plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (cacheable) ctx.cache.put(key, out);
   return json_response(out);

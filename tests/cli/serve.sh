@@ -82,6 +82,15 @@ post plan /v1/plan '{"model": "codellama/CodeLlama-7b-hf", "gpu": "L4", "vllm_ve
 same_as_cli plan "$tmp/cli_plan.json"
 post plan_goal /v1/plan '{"model": "codellama/CodeLlama-7b-hf", "gpu": "L4", "goal": "fastest"}'
 expect_error plan_goal 422 invalid_argument goal
+# A vllm serve command gives the model and what the body leaves open, as `plan -- vllm serve ...`.
+post plan_command /v1/plan '{"command": "vllm serve codellama/CodeLlama-7b-hf --max-model-len 4096 -tp 2", "gpu": "L4", "vllm_version": "0.19.0"}'
+[ "$(status plan_command)" = 200 ] || fail "plan_command: status $(status plan_command): $(head -c 300 "$tmp/plan_command.json")"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["model"]["id"] == "codellama/CodeLlama-7b-hf" and d["context_tokens"] == 4096 and d["gpu"]["count"] == 2, d["gpu"]
+assert d["explanation"][0].startswith("from the command: requests up to 4096 tokens (--max-model-len); 2 GPUs"), d["explanation"][0]
+' "$tmp/plan_command.json" || fail "plan_command: $(head -c 400 "$tmp/plan_command.json")"
 
 # ---- diagnose: the log in the body, plain or gzip; "log" is the request ----
 for log in v1_kv_insufficient v1_startup_ok; do
@@ -165,7 +174,7 @@ same_as_cli check_again "$tmp/cli_check.json"
 curl -s "$url/metrics" > "$tmp/metrics.txt"
 grep -q '^headroom_http_requests_total{route="/v1/check",code="200"} [1-9]' "$tmp/metrics.txt" || fail "metrics: check requests"
 grep -q '^headroom_http_errors_total{code="payload_too_large"} 2$' "$tmp/metrics.txt" || fail "metrics: errors by code"
-grep -q '^headroom_http_request_duration_seconds_bucket{route="/v1/plan",le="+Inf"} 2$' "$tmp/metrics.txt" || fail "metrics: histogram"
+grep -q '^headroom_http_request_duration_seconds_bucket{route="/v1/plan",le="+Inf"} 3$' "$tmp/metrics.txt" || fail "metrics: histogram"
 hits=$(sed -n 's/^headroom_response_cache_hits_total //p' "$tmp/metrics.txt")
 [ "${hits:-0}" = 1 ] || fail "metrics: the repeated check (only it) should be a cache hit, got '$hits'"
 if command -v promtool > /dev/null; then

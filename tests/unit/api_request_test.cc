@@ -105,6 +105,27 @@ TEST(PlanRequest, WorkloadOptionsAtTheTopLevel) {
   EXPECT_EQ(r->request.max_gpus, 4);
 }
 
+// "command" as `plan -- vllm serve ...`: the model, --max-model-len as the context, TP as the GPUs,
+// an fp8 KV cache allowed; what the body states wins.
+TEST(PlanRequest, CommandGivesTheModelAndWhatTheBodyLeavesOpen) {
+  auto r = parse_plan_request(
+      R"({"command": "vllm serve Qwen/Qwen3-8B --max-model-len 40960 -tp 2 --kv-cache-dtype fp8", "gpu": "L4"})");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->request.model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(r->request.context, 40960);
+  EXPECT_EQ(r->request.target.gpus, 2);
+  EXPECT_TRUE(r->request.allow_fp8_kv);
+  EXPECT_EQ(r->request.from_command.size(), 3u);
+  auto stated = parse_plan_request(R"({"command": "vllm serve Qwen/Qwen3-8B --max-model-len 40960 -tp 2", "context": 8192, "gpus": 4})");
+  ASSERT_TRUE(stated) << stated.error().to_string();
+  EXPECT_EQ(stated->request.context, 8192);
+  EXPECT_EQ(stated->request.target.gpus, 4);
+  EXPECT_TRUE(stated->request.from_command.empty());
+  auto two = parse_plan_request(R"({"model": "Qwen/Qwen3-4B", "command": "vllm serve Qwen/Qwen3-8B"})");
+  ASSERT_FALSE(two);
+  EXPECT_EQ(two.error().where, "model");
+}
+
 TEST(PlanRequest, NegativeMarginIsRefused) {
   auto r = parse_plan_request(R"({"model": "m/x", "margin_gib": -1})");
   ASSERT_FALSE(r);
