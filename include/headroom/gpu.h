@@ -40,6 +40,15 @@ GpuSpec custom_gpu(double total_gib);
 // A fit over the catalogue rows where both totals were observed (see src/gpu/gpu_catalog.cc).
 Bytes typical_driver_reserve(Bytes nvml_total_bytes);
 
+// A GPU name that carries how many GPUs it means, as people and schedulers write it: "2xA100",
+// "8 x H100", "4×L40S" (a count first) or "H100:8" (SkyPilot's accelerator form). `name` is the
+// GPU's name without the count; `count` is 0 when the text gives none (then `name` is the text).
+struct CountedGpuName {
+  std::string name;
+  int count = 0;
+};
+CountedGpuName split_gpu_count(std::string_view text);
+
 class GpuCatalog {
  public:
   // The catalogue compiled into the binary (data/gpus.jsonl).

@@ -45,13 +45,14 @@ vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-p
   VLLM_USE_V1, VLLM_USE_FLASHINFER_SAMPLER and VLLM_ALLOW_LONG_MAX_MODEL_LEN change the prediction.
 
 options:
-  --gpu NAME            GPU model from the catalogue (e.g. H100, A100-40GB, RTX 4090)
+  --gpu NAME            GPU model from the catalogue (e.g. H100, A100-40GB, RTX 4090); a count
+                        may come with it: 2xA100, 8 x H100 or H100:8 (as --gpus N)
   --gpus N              GPUs available (default: what the flags use)
   --nodes N             nodes (GPUs per node = --gpus)
   --gpu-memory-gib X    any GPU, by the total memory CUDA reports
   --used-gib X          memory already used by other processes on each GPU
   --free-gib X          free memory on each GPU right now
-  --vllm-version V      vLLM version to model (default: newest modelled)
+  --vllm-version V      vLLM version to model (default: newest modelled; also --vllm V)
   --entrypoint llm|serve  how vLLM is started: Python LLM(...) (offline batch defaults) or
                         vllm serve (default; a pasted LLM(...) call implies llm)
   --env VAR=value       a VLLM_* environment variable of the run (repeatable)
@@ -79,7 +80,7 @@ int run_check(const Args& args) {
   }
   Args own, vllm_args;
   std::vector<std::string> own_values = {"--gpu",    "--gpus",  "--nodes", "--gpu-memory-gib", "--used-gib",
-                                         "--free-gib", "--vllm-version", "--format", "--color", "--db", "--entrypoint", "--env"};
+                                         "--free-gib", "--vllm-version", "--vllm", "--format", "--color", "--db", "--entrypoint", "--env"};
   std::vector<std::string> own_bools = {"--no-history"};
   own_values.insert(own_values.end(), hub_value_flags().begin(), hub_value_flags().end());
   own_bools.insert(own_bools.end(), hub_bool_flags().begin(), hub_bool_flags().end());

@@ -34,7 +34,8 @@ from its flags: --max-model-len as --context, TP x PP x DP as --gpus, an fp8 --k
 --allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win.
 
 GPUs:
-  --gpu NAME            GPU model from the catalogue (default: the live GPUs of this host)
+  --gpu NAME            GPU model from the catalogue (default: the live GPUs of this host); a
+                        count may come with it: 8xH100 or H100:8 (as --gpus 8)
   --gpus N              GPUs available (per node with --nodes; default 1, or every live GPU)
   --nodes N             nodes, each with --gpus-per-node GPUs
   --gpus-per-node M     GPUs per node (same as --gpus)
@@ -50,7 +51,7 @@ constraints:
   --allow-fp8-kv        the plan may choose an fp8 KV cache
   --allow-eager         the plan may turn CUDA graphs off (--enforce-eager) when they do not fit
   --margin-gib X        memory left unused on each GPU (default max(0.5 GiB, 2% of the GPU))
-  --vllm-version V      vLLM version to plan for (default: newest modelled)
+  --vllm-version V      vLLM version to plan for (default: newest modelled; also --vllm V)
 history:
   --db URL              run history to consult: SQLite file or postgresql:// URL (default:
                         $HEADROOM_DB, else $XDG_DATA_HOME/headroom/history.db; never created)
@@ -109,6 +110,7 @@ int run_plan(const Args& args) {
     command_args.assign(dash + 1, args.end());
   }
   if (auto rc = parse_or_exit(app, own, "plan")) return *rc;
+  if (auto counted = apply_gpu_count(target); !counted) return print_error(counted.error()), k_exit_usage;
   std::vector<std::string> read_from_command;
   if (!command_args.empty()) {
     auto cmd = resolve_vllm_command(command_args, EntrypointOptions{});

@@ -16,7 +16,7 @@ void add_target_options(CLI::App& app, TargetOptions& t) {
   app.add_option("--gpu-memory-gib", t.gpu_memory_gib);
   app.add_option("--used-gib", t.used_gib);
   app.add_option("--free-gib", t.free_gib);
-  app.add_option("--vllm-version", t.vllm_version);
+  app.add_option("--vllm-version,--vllm", t.vllm_version);
 }
 
 void add_entrypoint_options(CLI::App& app, EntrypointOptions& o) {
@@ -71,7 +71,22 @@ void split_args(const Args& args, const std::vector<std::string>& own_value_flag
   }
 }
 
-Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vector<std::string>& warnings) {
+Result<void> apply_gpu_count(TargetOptions& o) {
+  auto counted = split_gpu_count(o.gpu);
+  if (counted.count == 0) return {};
+  if (o.gpus > 0 && o.gpus != counted.count)
+    return make_error(ErrorCode::invalid_argument,
+                      "'" + o.gpu + "' means " + std::to_string(counted.count) + " GPUs but --gpus says " +
+                          std::to_string(o.gpus) + ": give the count once",
+                      "--gpu");
+  o.gpu = counted.name;
+  o.gpus = counted.count;
+  return {};
+}
+
+Result<GpuSetup> resolve_gpu_setup(const TargetOptions& given, int needed, std::vector<std::string>& warnings) {
+  TargetOptions o = given;
+  if (auto counted = apply_gpu_count(o); !counted) return tl::unexpected(counted.error());
   GpuSetup setup;
   setup.nodes = std::max(1, o.nodes);
   if (o.gpu_memory_gib) {

@@ -54,6 +54,9 @@ void split_args(const Args& args, const std::vector<std::string>& own_value_flag
 
 // The GPU setup for the options: a catalogue GPU, a custom size, or the live GPUs.
 // `needed` is how many GPUs the configuration uses.
+// "--gpu 2xA100" or "--gpu H100:8": moves the count into `gpus` (an error when --gpus disagrees).
+Result<void> apply_gpu_count(TargetOptions& options);
+
 Result<GpuSetup> resolve_gpu_setup(const TargetOptions& options, int needed, std::vector<std::string>& warnings);
 
 Result<VllmVersion> resolve_version(const TargetOptions& options);

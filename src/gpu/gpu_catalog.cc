@@ -229,6 +229,38 @@ Result<GpuCatalog> GpuCatalog::from_jsonl(std::string_view text, const std::stri
   return catalog;
 }
 
+CountedGpuName split_gpu_count(std::string_view text) {
+  std::string t = util::trim(std::string(text));
+  auto digits = [](std::string_view d) {
+    if (d.empty() || d.size() > 4) return 0;
+    for (char c : d)
+      if (!std::isdigit(static_cast<unsigned char>(c))) return 0;
+    return std::atoi(std::string(d).c_str());
+  };
+  // A count first: digits, optional spaces, then 'x', 'X', '*' or '×' (UTF-8 C3 97), then the name.
+  std::size_t i = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  if (i > 0) {
+    std::size_t j = i;
+    while (j < t.size() && t[j] == ' ') ++j;
+    std::size_t sep = 0;
+    if (j < t.size() && (t[j] == 'x' || t[j] == 'X' || t[j] == '*')) sep = 1;
+    else if (t.compare(j, 2, "\xC3\x97") == 0) sep = 2;
+    if (sep > 0) {
+      std::string rest = util::trim(t.substr(j + sep));
+      int n = digits(std::string_view(t).substr(0, i));
+      if (n > 0 && !rest.empty()) return {rest, n};
+    }
+  }
+  // The name first, then ':' and the count.
+  if (auto colon = t.rfind(':'); colon != std::string::npos && colon > 0) {
+    int n = digits(util::trim(t.substr(colon + 1)));
+    std::string name = util::trim(t.substr(0, colon));
+    if (n > 0 && !name.empty()) return {name, n};
+  }
+  return {t, 0};
+}
+
 const GpuCatalog& GpuCatalog::builtin() {
   static const GpuCatalog catalog = [] {
     auto text = embedded::find("gpus.jsonl");

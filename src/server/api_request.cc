@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "headroom/gpu.h"
 #include "headroom/plan.h"
 #include "util/json_file.h"
 #include "util/strings.h"
@@ -242,7 +243,8 @@ Result<ParsedRequest<PlanApiRequest>> parse_plan_request(std::string_view body) 
     given.context_tokens = p.context;
     given.allow_fp8_kv = p.allow_fp8_kv;
     given.allow_eager = p.allow_eager;
-    const CommandHints hints = plan_hints(cmd->flags, given, p.target.gpus > 0 || p.gpus_per_node.has_value());
+    const bool gpus_given = p.target.gpus > 0 || split_gpu_count(p.target.gpu).count > 0 || p.gpus_per_node.has_value();
+    const CommandHints hints = plan_hints(cmd->flags, given, gpus_given);
     if (hints.context) p.context = hints.context;
     if (hints.gpus > 0) p.target.gpus = hints.gpus;
     p.allow_fp8_kv = p.allow_fp8_kv || hints.allow_fp8_kv;

@@ -95,11 +95,21 @@ ApiResult<ModelSpec> load_requested_model(const std::string& ref, const ServerOp
 
 bool target_is_static(const TargetRequest& t) { return t.gpu_memory_gib || !(t.gpu.empty() || t.gpu == "auto"); }
 
-ApiResult<GpuSetup> resolve_target_gpus(const TargetRequest& t, int needed, const ServerOptions& options,
+ApiResult<GpuSetup> resolve_target_gpus(const TargetRequest& given, int needed, const ServerOptions& options,
                                         std::vector<std::string>& warnings) {
   auto fail = [](const std::string& message, const std::string& where) {
     return tl::unexpected(ApiError{422, "invalid_argument", message, where});
   };
+  // "gpu": "2xA100" or "H100:8" names the count too.
+  TargetRequest t = given;
+  if (auto counted = split_gpu_count(given.gpu); counted.count > 0) {
+    if (given.gpus > 0 && given.gpus != counted.count)
+      return fail("\"" + given.gpu + "\" means " + std::to_string(counted.count) + " GPUs but \"gpus\" says " +
+                      std::to_string(given.gpus) + ": give the count once",
+                  "gpu");
+    t.gpu = counted.name;
+    t.gpus = counted.count;
+  }
   if (t.used_gib && t.free_gib) return fail("\"used_gib\" and \"free_gib\" describe the same memory: give one of them", "used_gib");
   GpuSetup setup;
   setup.nodes = std::max(1, t.nodes);

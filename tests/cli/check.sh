@@ -147,6 +147,14 @@ jq_py range_4090 'r = j["kv_cache_range"]; assert r and r["kv_tokens_low"] < j["
 run range_h100 0 "$llama8b" --gpu H100 --max-model-len 8192 --format json "${v[@]}"
 jq_py range_h100 'assert j["kv_cache_range"] is None, j["kv_cache_range"]'
 
+# A count written into the GPU's name ("2xA100", "H100:8") is --gpus; --vllm is --vllm-version.
+run counted_gpu 0 "$llama8b" --gpu 2xA100 -tp 2 --vllm 0.19 --format json --no-history
+jq_py counted_gpu 'assert j["gpu"]["count"] == 2 and j["gpu"]["key"] == "a100-sxm4-40gb" and j["vllm_version"] == "0.19.0", (j["gpu"], j["vllm_version"])'
+run counted_gpu_colon 0 "$llama8b" --gpu H100:4 -tp 4 --format json "${v[@]}"
+jq_py counted_gpu_colon 'assert j["gpu"]["count"] == 4 and j["settings"]["tensor_parallel_size"] == 4, j["gpu"]'
+run counted_gpu_conflict 2 "$llama8b" --gpu 2xA100 --gpus 4
+check_stderr counted_gpu_conflict "headroom: error: --gpu: '2xA100' means 2 GPUs but --gpus says 4: give the count once"
+
 run bad_env 2 "$llama8b" --gpu H100 --env NOEQUALS
 check_stderr bad_env "headroom: error: --env: expected VAR=value, got 'NOEQUALS'"
 

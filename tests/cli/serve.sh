@@ -73,6 +73,10 @@ same_as_cli check_70b "$tmp/cli_70b.json"
 post check_tp2 /v1/check '{"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "A100-40GB", "gpus": 2, "vllm_version": "0.19.0",
   "flags": {"tensor_parallel_size": 2, "max_model_len": 8192, "served_model_name": "x", "seed": 3}}'
 same_as_cli check_tp2 "$tmp/cli_tp2.json"
+# The count may come in the GPU's name, as the CLI's --gpu 2xA100-40GB.
+post check_counted /v1/check '{"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "2xA100-40GB", "vllm_version": "0.19.0",
+  "flags": {"tensor_parallel_size": 2, "max_model_len": 8192, "served_model_name": "x", "seed": 3}}'
+same_as_cli check_counted "$tmp/cli_tp2.json"
 
 # ---- plan: workload options at the top level ----
 "$bin" plan codellama/CodeLlama-7b-hf --gpu L4 --vllm-version 0.19.0 --context 4096 --concurrency 8 --format json \
@@ -153,6 +157,8 @@ post unknown_model /v1/check '{"model": "acme/no-such-model", "gpu": "H100"}'
 expect_error unknown_model 404 not_found ""
 post unknown_gpu /v1/check '{"model": "codellama/CodeLlama-7b-hf", "gpu": "H1000"}'
 expect_error unknown_gpu 404 not_found gpu
+post counted_conflict /v1/check '{"model": "codellama/CodeLlama-7b-hf", "gpu": "H100:2", "gpus": 4}'
+expect_error counted_conflict 422 invalid_argument gpu
 post no_gpu /v1/check '{"model": "codellama/CodeLlama-7b-hf"}'
 expect_error no_gpu 422 invalid_argument gpu
 post local_path /v1/check '{"model": "/etc", "gpu": "H100"}'

@@ -136,5 +136,32 @@ TEST(GpuCatalog, FromJsonlRejectsDuplicateKeys) {
   EXPECT_EQ(r.error().to_string(), "x.jsonl:2: duplicate key \"a\"");
 }
 
+TEST(GpuCountedName, CountFirstOrAfterAColon) {
+  auto a = split_gpu_count("2xA100");
+  EXPECT_EQ(a.name, "A100");
+  EXPECT_EQ(a.count, 2);
+  auto b = split_gpu_count("8 x H100 SXM");
+  EXPECT_EQ(b.name, "H100 SXM");
+  EXPECT_EQ(b.count, 8);
+  auto c = split_gpu_count("4\xC3\x97L40S");  // 4×L40S
+  EXPECT_EQ(c.name, "L40S");
+  EXPECT_EQ(c.count, 4);
+  auto d = split_gpu_count("H100:8");
+  EXPECT_EQ(d.name, "H100");
+  EXPECT_EQ(d.count, 8);
+  // The split names still resolve in the catalogue.
+  EXPECT_TRUE(GpuCatalog::builtin().find(a.name).has_value());
+  EXPECT_TRUE(GpuCatalog::builtin().find(c.name).has_value());
+}
+
+TEST(GpuCountedName, NamesThatOnlyLookCountedStayWhole) {
+  for (const char* name : {"RTX 4090", "MI300X", "A100-80GB", "H100", "4090", "x8", "H100:", ":8", "2x", "H100:0", "0xA100",
+                           "99999xH100"}) {
+    auto s = split_gpu_count(name);
+    EXPECT_EQ(s.count, 0) << name;
+    EXPECT_EQ(s.name, name) << name;
+  }
+}
+
 }  // namespace
 }  // namespace headroom
