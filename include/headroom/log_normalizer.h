@@ -2,7 +2,11 @@
 // stream in bounded memory: colour escapes (real ESC and their textual forms), the prefixes that
 // containers, process managers and log collectors put in front of each line, lines wrapped at a
 // terminal's width, and lines that a viewer glued together. Each output line keeps the number of
-// the input line it starts on.
+// the input line it starts on. Lines exported by log collectors as JSON objects (Docker's json-file
+// driver and Fluent Bit's "log", journalctl -o json's "MESSAGE", Loki's "line", Google Cloud
+// Logging's "textPayload" or "jsonPayload.message", and "message"/"msg" of most others) are read as
+// the text they carry; Docker's pieces of one long line (a "log" without its final newline) are
+// joined first.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,8 @@ class LogNormalizer {
   void finish();
 
  private:
+  void feed_line(std::int64_t line_number, std::string_view raw);
+  void finish_partial();
   void feed_piece(std::int64_t line_number, std::string_view rest, std::string tags, std::size_t width);
   void flush();
 
@@ -52,6 +58,9 @@ class LogNormalizer {
   std::int64_t m_last = 0;
   std::size_t m_wrap_width = 0;  // a terminal width seen in an earlier paragraph (0: none yet)
   std::string m_scratch;
+  // A structured record's text whose end has not come yet (Docker splits lines over 16 KiB).
+  std::string m_partial;
+  std::int64_t m_partial_line = 0;
 };
 
 // Removes ANSI escape sequences from `line`: ESC-introduced CSI/OSC sequences, their textual

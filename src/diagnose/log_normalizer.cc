@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 namespace headroom {
 
@@ -209,6 +212,36 @@ std::size_t inner_tag_position(std::string_view s, std::size_t from) {
   return std::string_view::npos;
 }
 
+// The text a log collector's JSON record carries, when `line` is such a record; `complete` is false
+// for a Docker "log" piece that does not end its line. nullopt for any other line (vLLM prints
+// Python dicts, not JSON records with these keys, so its own lines are left alone).
+std::optional<std::string> structured_message(std::string_view line, bool& complete) {
+  complete = true;
+  std::size_t begin = line.find_first_not_of(" \t");
+  std::size_t end = line.find_last_not_of(" \t");
+  if (begin == std::string_view::npos || line[begin] != '{' || line[end] != '}') return std::nullopt;
+  auto doc = nlohmann::json::parse(line.substr(begin, end + 1 - begin), nullptr, false);
+  if (!doc.is_object()) return std::nullopt;
+  auto text_of = [](const nlohmann::json& object, const char* key) -> const std::string* {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
+  };
+  const std::string* text = nullptr;
+  bool docker = false;
+  if ((text = text_of(doc, "log"))) docker = true;
+  for (const char* key : {"MESSAGE", "textPayload", "line", "message", "msg"})
+    if (!text) text = text_of(doc, key);
+  if (!text) {
+    auto payload = doc.find("jsonPayload");
+    if (payload != doc.end() && payload->is_object()) text = text_of(*payload, "message");
+  }
+  if (!text) return std::nullopt;
+  std::string out = *text;
+  if (docker) complete = !out.empty() && out.back() == '\n';
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 std::string strip_ansi(std::string_view line) {
@@ -305,6 +338,38 @@ LogNormalizer::LogNormalizer(Emit emit, std::size_t max_line_bytes)
     : m_emit(std::move(emit)), m_max_line_bytes(std::max<std::size_t>(max_line_bytes, 256)) {}
 
 void LogNormalizer::feed(std::int64_t line_number, std::string_view raw) {
+  if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+  if (raw.empty() || (raw.front() != '{' && raw.front() != ' ' && raw.front() != '\t') || raw.find('{') == std::string_view::npos) {
+    if (!m_partial.empty()) finish_partial();
+    feed_line(line_number, raw);
+    return;
+  }
+  bool complete = true;
+  auto message = structured_message(raw, complete);
+  if (!message) {
+    if (!m_partial.empty()) finish_partial();
+    feed_line(line_number, raw);
+    return;
+  }
+  if (m_partial.empty()) m_partial_line = line_number;
+  m_partial.append(message->substr(0, m_max_line_bytes - std::min(m_max_line_bytes, m_partial.size())));
+  if (complete || m_partial.size() >= m_max_line_bytes) finish_partial();
+}
+
+void LogNormalizer::finish_partial() {
+  // A record's text may hold several lines (a traceback logged as one record): each is a line.
+  std::string text = std::move(m_partial);
+  m_partial.clear();
+  std::string_view rest = text;
+  while (true) {
+    std::size_t nl = rest.find('\n');
+    feed_line(m_partial_line, rest.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    rest.remove_prefix(nl + 1);
+  }
+}
+
+void LogNormalizer::feed_line(std::int64_t line_number, std::string_view raw) {
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
   // Colour codes first; most lines have none, and they are passed on without a copy.
   std::string_view line = raw;
@@ -412,6 +477,9 @@ void LogNormalizer::flush() {
   m_text.clear();
 }
 
-void LogNormalizer::finish() { flush(); }
+void LogNormalizer::finish() {
+  if (!m_partial.empty()) finish_partial();
+  flush();
+}
 
 }  // namespace headroom

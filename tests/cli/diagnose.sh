@@ -33,6 +33,24 @@ python3 -c "import sys; sys.stdout.write('x' * (12 << 20) + '\nValueError: Total
 grep -q "line 1 is longer than" "$tmp/err" || { echo "FAIL: long line warning: $(cat "$tmp/err")"; fail=1; }
 "$bin" diagnose /nonexistent.log 2> "$tmp/err"; check "missing file exits 1" 1 $?
 
+# The same logs as Docker's json-file driver stores them (/var/lib/docker/containers/ID/ID-json.log)
+# and as journalctl -o json exports them: the same diagnosis, line for line.
+for log in v1_kv_insufficient v1_profile_oom v1_sampler_oom illegal_access startup_check; do
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    print(json.dumps({"log": line, "stream": "stderr", "time": "2026-03-20T23:26:06.123456789Z"}))' "$logs/$log.log" > "$tmp/$log-json.log"
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    print(json.dumps({"__REALTIME_TIMESTAMP": "1", "MESSAGE": line.rstrip("\n"), "_PID": "7"}))' "$logs/$log.log" > "$tmp/$log-journal.log"
+  "$bin" diagnose --format json "$logs/$log.log" | grep -v '^  "\(bytes\|log\)":' > "$tmp/$log-plain.out"
+  for form in json journal; do
+    "$bin" diagnose --format json "$tmp/$log-$form.log" | grep -v '^  "\(bytes\|log\)":' > "$tmp/$log-$form.out"
+    cmp -s "$tmp/$log-plain.out" "$tmp/$log-$form.out" || { echo "FAIL: $log as $form records: $(diff "$tmp/$log-plain.out" "$tmp/$log-$form.out" | head -5)"; fail=1; }
+  done
+done
+
 # Logs as pasted: docker compose prefixes, colour codes, the error wrapped at 100 columns.
 out=$("$bin" diagnose --format json "$logs/compose_wrapped_startup_check.log")
 check "wrapped compose log: class" startup_free_memory_insufficient "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"

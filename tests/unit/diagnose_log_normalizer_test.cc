@@ -168,5 +168,77 @@ TEST(LogNormalizer, HugeInputStaysBounded) {
   EXPECT_EQ(out.back().last, 20000);
 }
 
+// Log collectors' JSON records (formats as the tools document them: Docker's json-file driver,
+// journalctl -o json, Google Cloud Logging, Loki): the text they carry is read as the line.
+std::vector<std::string> texts(const std::vector<Out>& out) {
+  std::vector<std::string> t;
+  for (const auto& o : out) t.push_back(o.text);
+  return t;
+}
+
+TEST(LogNormalizer, ReadsDockerJsonFileRecordsAsTheirLines) {
+  const std::vector<std::string> plain = {
+      "ERROR 03-20 23:26:06 [core.py:340] Traceback (most recent call last):",
+      "ERROR 03-20 23:26:06 [core.py:340]   File \"/v/kv_cache_utils.py\", line 6, in _check_enough_kv_cache_memory",
+      "ValueError: To serve at least one request with the model's max seq len (250000), (1.8 GiB KV cache is needed"};
+  std::vector<std::string> wrapped;
+  for (const auto& l : plain) {
+    std::string escaped;
+    for (char c : l) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+    wrapped.push_back("{\"log\":\"" + escaped + "\\n\",\"stream\":\"stderr\",\"time\":\"2026-03-20T23:26:06.1Z\"}");
+  }
+  EXPECT_EQ(texts(normalize(wrapped)), texts(normalize(plain)));
+  auto out = normalize(wrapped);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].first, 3);
+}
+
+TEST(LogNormalizer, JoinsDockerPiecesOfOneLongLine) {
+  // Docker cuts lines over 16 KiB into records; only the last piece ends with the newline.
+  auto out = normalize({R"({"log":"ValueError: To serve at least one request ","stream":"stderr"})",
+                        R"({"log":"with the model's max seq len (250000)\n","stream":"stderr"})",
+                        R"({"log":"INFO next\n","stream":"stderr"})"});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].text, "ValueError: To serve at least one request with the model's max seq len (250000)");
+  EXPECT_EQ(out[0].first, 1);
+  EXPECT_EQ(out[1].text, "INFO next");
+  EXPECT_EQ(out[1].first, 3);
+}
+
+TEST(LogNormalizer, ReadsOtherCollectorsRecords) {
+  auto out = normalize({R"({"__REALTIME_TIMESTAMP":"1","MESSAGE":"torch.OutOfMemoryError: CUDA out of memory.","_PID":"7"})",
+                        R"({"textPayload":"INFO 02-03 03:43:49 model_runner.py:629] a","severity":"INFO"})",
+                        R"({"jsonPayload":{"message":"ERROR b"},"severity":"ERROR"})",
+                        R"({"line":"WARNING c","labels":{"pod":"vllm-0"}})",
+                        R"({"level":"error","msg":"ERROR d"})"});
+  EXPECT_EQ(texts(out), (std::vector<std::string>{"torch.OutOfMemoryError: CUDA out of memory.",
+                                                  "INFO 02-03 03:43:49 model_runner.py:629] a", "ERROR b", "WARNING c",
+                                                  "ERROR d"}));
+}
+
+TEST(LogNormalizer, ARecordHoldingATracebackGivesItsLines) {
+  auto out = normalize({R"({"message":"Traceback (most recent call last):\n  File \"x.py\", line 1, in f\nValueError: y"})"});
+  EXPECT_EQ(texts(out), (std::vector<std::string>{"Traceback (most recent call last):", "  File \"x.py\", line 1, in f",
+                                                  "ValueError: y"}));
+  for (const auto& o : out) EXPECT_EQ(o.first, 1);
+}
+
+TEST(LogNormalizer, OtherJsonAndBrokenRecordsStayAsTheyAre) {
+  const std::vector<std::string> lines = {R"({"max_model_len": 8192})", R"({"log": 5})", R"({"log": "cut)",
+                                          "{'log': 'a Python dict'}", "{}"};
+  EXPECT_EQ(texts(normalize(lines)), lines);
+}
+
+TEST(LogNormalizer, EndlessDockerPiecesStayBounded) {
+  std::vector<Out> out;
+  std::size_t longest = 0;
+  LogNormalizer n([&](const NormalizedLine& l) { longest = std::max(longest, l.text.size()); out.push_back({l.first_line, l.last_line, {}}); },
+                  64 * 1024);
+  for (int i = 1; i <= 5000; ++i) n.feed(i, "{\"log\":\"" + std::string(100, 'a') + "\"}");
+  n.finish();
+  EXPECT_LE(longest, 64u * 1024);
+  EXPECT_GT(out.size(), 5u);
+}
+
 }  // namespace
 }  // namespace headroom
