@@ -18,8 +18,8 @@ TEST(GpuCatalog, BuiltinParsesEveryRow) {
   ASSERT_TRUE(text);
   auto parsed = GpuCatalog::from_jsonl(*text, "gpus.jsonl");
   ASSERT_TRUE(parsed) << parsed.error().to_string();
-  EXPECT_EQ(parsed->all().size(), 46u);
-  EXPECT_EQ(catalog().all().size(), 46u);
+  EXPECT_EQ(parsed->all().size(), 71u);
+  EXPECT_EQ(catalog().all().size(), 71u);
 }
 
 TEST(GpuCatalog, EveryRowHasAPositiveCudaTotalBelowTheNvmlTotal) {
@@ -110,9 +110,17 @@ TEST(GpuCatalog, MatchLiveTellsSharedNamesApartByMemory) {
 }
 
 TEST(GpuCatalog, MatchLiveRejectsAnotherSkuUnderTheSameName) {
-  // The 8 GB RTX 4060 Ti shares its name with the catalogue's 16 GB row.
-  EXPECT_FALSE(catalog().match_live("NVIDIA GeForce RTX 4060 Ti", 8188 * k_mib));
-  EXPECT_TRUE(catalog().match_live("NVIDIA GeForce RTX 4060 Ti", 16380 * k_mib));
+  // The 6 GB RTX 2060 shares its name with the catalogue's 12 GB row (NVML reports 12288 MiB for
+  // it, 6144 MiB for the 6 GB card); the 8 GB RTX 5060 Ti likewise with the 16 GB row.
+  EXPECT_FALSE(catalog().match_live("NVIDIA GeForce RTX 2060", 6144 * k_mib));
+  EXPECT_TRUE(catalog().match_live("NVIDIA GeForce RTX 2060", 12288 * k_mib));
+  EXPECT_FALSE(catalog().match_live("NVIDIA GeForce RTX 5060 Ti", 8151 * k_mib));
+  // Both RTX 4060 Ti cards are catalogued, each found by its memory.
+  auto eight = catalog().match_live("NVIDIA GeForce RTX 4060 Ti", 8188 * k_mib);
+  auto sixteen = catalog().match_live("NVIDIA GeForce RTX 4060 Ti", 16380 * k_mib);
+  ASSERT_TRUE(eight && sixteen);
+  EXPECT_EQ(eight->key, "rtx-4060-ti-8gb");
+  EXPECT_EQ(sixteen->key, "rtx-4060-ti-16gb");
 }
 
 TEST(GpuCatalog, CustomGpuHasTheGivenTotal) {
