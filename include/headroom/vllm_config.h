@@ -36,6 +36,7 @@ struct VllmFlags {
   std::optional<bool> enable_chunked_prefill;
   std::optional<Bytes> kv_cache_memory_bytes;
   std::optional<int> num_gpu_blocks_override;
+  std::optional<double> cpu_offload_gb;  // GiB of weights per GPU kept in host memory (models/utils.py maybe_offload_to_cpu)
   // --attention-config use_fp4_indexer_cache (config/attention.py): DeepSeek-V4's indexer keys in
   // MXFP4 rows (head_dim / 2 + head_dim / 32 bytes) instead of fp8 (head_dim + 4 per 128).
   std::optional<bool> use_fp4_indexer_cache;

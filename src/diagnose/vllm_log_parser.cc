@@ -174,6 +174,8 @@ void apply_setting(LoggedRun& run, std::string_view key_view, std::string_view r
   } else if (key == "gpu_memory_utilization" || key == "device_memory_utilization") {
     // v0.31 accepts --device-memory-utilization as an alias (#56547).
     f.gpu_memory_utilization = to_double(value);
+  } else if (key == "cpu_offload_gb") {
+    f.cpu_offload_gb = to_double(value);
   } else if (key == "max_num_active_seqs") set_int(f.max_num_active_seqs);
   else if (key == "tensor_parallel_size") set_int(f.tensor_parallel_size);
   else if (key == "pipeline_parallel_size") set_int(f.pipeline_parallel_size);

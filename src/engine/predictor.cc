@@ -281,6 +281,20 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
     const auto& sw = stages[static_cast<std::size_t>(st)];
     StageResult r{};
     r.weights = sw.bytes;
+    if (flags.cpu_offload_gb && *flags.cpu_offload_gb > 0) {
+      // --cpu-offload-gb (per GPU): make_layers() passes each decoder layer to maybe_offload_to_cpu
+      // (model_executor/models/utils.py), which moves its parameters, in order, to pinned host
+      // memory until the bytes moved reach the limit; embeddings, final norm and LM head are not
+      // layers and stay. The last parameter may overshoot the limit by its own size.
+      const Bytes asked = static_cast<Bytes>(*flags.cpu_offload_gb * static_cast<double>(k_gib));
+      const Bytes moved = std::min(asked, sw.layer_bytes);
+      r.weights -= moved;
+      if (st == 0)
+        p.notes.push_back("--cpu-offload-gb: " + gib(moved) +
+                          " of the decoder layers' weights per GPU stay in host memory, read over PCIe at every step "
+                          "(decoding slows down)" +
+                          (moved < asked ? "; that is all the layers hold, so the rest of the " + gib(asked) + " asked is unused" : ""));
+    }
     r.layers = sw.end_layer - sw.first_layer;
     engine::ActivationInputs ai;
     ai.tensor_parallel_size = tp;

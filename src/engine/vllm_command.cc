@@ -159,6 +159,12 @@ const std::vector<FlagSpec>& flag_table() {
                              f.kv_cache_memory_bytes = *n;
                              return {};
                            }));
+    t.push_back(value_flag({"--cpu-offload-gb"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+      auto d = parse_double(flag, v);
+      if (!d) return tl::unexpected(d.error());
+      f.cpu_offload_gb = *d;
+      return {};
+    }));
     t.push_back({{"--enforce-eager"}, Arity::flag, [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
                    f.enforce_eager = v != "false";
                    return {};
@@ -191,7 +197,7 @@ const std::unordered_set<std::string>& memory_neutral_value_flags() {
       "--config-format", "--load-format", "--tool-call-parser", "--reasoning-parser", "--root-path",
       "--ssl-keyfile", "--ssl-certfile", "--allowed-origins", "--response-role", "--generation-config",
       "--hf-token", "--log-config-file", "--middleware", "--distributed-executor-backend", "--worker-cls",
-      "--max-log-len", "--code-revision", "--hf-config-path", "--override-generation-config", "--uds"};
+      "--max-log-len", "--swap-space", "--code-revision", "--hf-config-path", "--override-generation-config", "--uds"};
   return s;
 }
 
@@ -502,6 +508,8 @@ Result<void> validate_flags(const VllmFlags& f) {
                       "--max-model-len");
   if (f.kv_cache_memory_bytes && *f.kv_cache_memory_bytes <= 0)
     return make_error(ErrorCode::invalid_argument, "must be a positive size", "--kv-cache-memory-bytes");
+  if (f.cpu_offload_gb && !(*f.cpu_offload_gb >= 0 && *f.cpu_offload_gb < 1e6))
+    return make_error(ErrorCode::invalid_argument, "must be a size in GiB, 0 or more", "--cpu-offload-gb");
   if (f.num_gpu_blocks_override && *f.num_gpu_blocks_override <= 0)
     return make_error(ErrorCode::invalid_argument, "must be a positive integer", "--num-gpu-blocks-override");
   if (f.kv_cache_dtype) {

@@ -171,6 +171,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   }
   bool has_lm_head = false;
   std::vector<double> stage_bytes(static_cast<std::size_t>(pp), 0.0);
+  std::vector<double> stage_layer_bytes(static_cast<std::size_t>(pp), 0.0);
   double embedding_rank_bytes = 0;
 
   for (const auto& t : inventory.tensors) {
@@ -223,6 +224,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
       stage = pp - 1;  // final norm and LM head live on the last stage
     }
     stage_bytes[static_cast<std::size_t>(stage)] += per_rank;
+    if (layer) stage_layer_bytes[static_cast<std::size_t>(stage)] += per_rank;
   }
   // Tied embeddings with PP > 1: the last stage loads its own LM head from the embedding.
   if (!has_lm_head && pp > 1) stage_bytes[static_cast<std::size_t>(pp - 1)] += embedding_rank_bytes;
@@ -247,6 +249,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   for (int s = 0; s < pp; ++s) {
     stages[static_cast<std::size_t>(s)].rope_cache = rope;
     stages[static_cast<std::size_t>(s)].bytes = static_cast<Bytes>(std::llround(stage_bytes[static_cast<std::size_t>(s)])) + rope;
+    stages[static_cast<std::size_t>(s)].layer_bytes = static_cast<Bytes>(std::llround(stage_layer_bytes[static_cast<std::size_t>(s)]));
   }
   return stages;
 }

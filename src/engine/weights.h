@@ -24,6 +24,7 @@ struct StageWeights {
   Bytes bytes = 0;        // everything torch allocates at load on one rank of this stage
   Bytes rope_cache = 0;   // part of bytes
   Bytes load_buffers = 0; // part of bytes: load_buffers() below, on the first stage (set by predict())
+  Bytes layer_bytes = 0;  // part of bytes: the decoder layers' parameters on one rank (what --cpu-offload-gb moves)
   int first_layer = 0;    // [first_layer, end_layer)
   int end_layer = 0;
 };

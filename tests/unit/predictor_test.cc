@@ -61,6 +61,38 @@ TEST(Predictor, KvGrowsByExactlyTheBudgetChangeWhenOnlyUtilizationChanges) {
   EXPECT_NEAR(static_cast<double>(b.memory.kv_cache - a.memory.kv_cache), 0.10 * static_cast<double>(total), 1.0);
 }
 
+// ---- --cpu-offload-gb: model_executor/models/utils.py maybe_offload_to_cpu ----
+
+TEST(Predictor, CpuOffloadMovesTheAskedBytesOfDecoderLayersOffTheGpu) {
+  VllmFlags off = len(8192);
+  off.cpu_offload_gb = 4;
+  Prediction base = run(llama8b(), gpus("L4"), len(8192)), moved = run(llama8b(), gpus("L4"), off);
+  // The limit is per GPU, in GiB; the layers hold far more than 4 GiB, so exactly the limit moves
+  // (up to the overshoot of the last parameter, which the prediction leaves out).
+  EXPECT_EQ(base.memory.weights - moved.memory.weights, Bytes{4} * k_gib);
+  // The freed memory goes to the KV cache (same budget, same activation and graphs).
+  EXPECT_EQ(moved.memory.kv_cache - base.memory.kv_cache, Bytes{4} * k_gib);
+}
+
+TEST(Predictor, CpuOffloadLargerThanTheLayersMovesEveryLayerAndNothingElse) {
+  VllmFlags off = len(8192);
+  off.cpu_offload_gb = 100;
+  Prediction base = run(llama8b(), gpus("L4"), len(8192)), moved = run(llama8b(), gpus("L4"), off);
+  // Llama-3.1-8B's 32 decoder layers, from its config: q, o 4096 x 4096; k, v 1024 x 4096;
+  // gate, up, down 14336 x 4096; two 4096 norms; bf16. Embeddings, final norm and LM head stay.
+  const Bytes layer = (4096LL * (4096 + 1024 + 1024 + 4096) + 3LL * 14336 * 4096 + 2 * 4096) * 2;
+  EXPECT_EQ(base.memory.weights - moved.memory.weights, 32 * layer);
+  bool noted = false;
+  for (const auto& n : moved.notes) noted = noted || n.find("all the layers hold") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Predictor, CpuOffloadZeroChangesNothing) {
+  VllmFlags off = len(8192);
+  off.cpu_offload_gb = 0;
+  EXPECT_EQ(run(llama8b(), gpus("L4"), off).memory.weights, run(llama8b(), gpus("L4"), len(8192)).memory.weights);
+}
+
 TEST(Predictor, TensorParallelTwoHalvesKvBytesPerTokenPerGpu) {
   VllmFlags tp2 = len(8192);
   tp2.tensor_parallel_size = 2;

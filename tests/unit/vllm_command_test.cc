@@ -76,6 +76,16 @@ TEST(VllmCommand, ShortFlagEqualsValue) {
   EXPECT_TRUE(cmd.warnings.empty());
 }
 
+TEST(VllmCommand, CpuOffloadGb) {
+  auto cmd = parse_ok({"m", "--cpu-offload-gb", "10"});
+  EXPECT_DOUBLE_EQ(*cmd.flags.cpu_offload_gb, 10.0);
+  EXPECT_TRUE(cmd.warnings.empty());
+  VllmFlags negative;
+  negative.cpu_offload_gb = -2;
+  EXPECT_EQ(validate_error(negative), "--cpu-offload-gb: must be a size in GiB, 0 or more");
+  EXPECT_EQ(parse_error({"m", "--cpu-offload-gb", "lots"}), "--cpu-offload-gb: expected a number, got 'lots'");
+}
+
 TEST(VllmCommand, ShortParallelFlags) {
   auto cmd = parse_ok({"m", "-tp", "2", "-pp", "3", "-dp", "4"});
   EXPECT_EQ(cmd.flags.tensor_parallel_size, 2);
@@ -166,9 +176,9 @@ TEST(VllmCommand, MalformedEnvironmentBooleanIsAnError) {
 // ---- flags headroom does not model ----
 
 TEST(VllmCommand, UnmodelledValueFlagWarnsWithItsValue) {
-  auto cmd = parse_ok({"m", "--swap-space", "8"});
+  auto cmd = parse_ok({"m", "--max-lora-rank", "64"});
   ASSERT_EQ(cmd.warnings.size(), 1u);
-  EXPECT_EQ(cmd.warnings[0], "vLLM flag --swap-space 8 is not modelled; the prediction ignores it");
+  EXPECT_EQ(cmd.warnings[0], "vLLM flag --max-lora-rank 64 is not modelled; the prediction ignores it");
 }
 
 TEST(VllmCommand, UnmodelledBooleanFlagDoesNotSwallowTheNextArgument) {

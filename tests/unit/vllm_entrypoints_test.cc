@@ -15,7 +15,8 @@ namespace {
 
 TEST(LlmCall, KeywordArgumentsBecomeFlags) {
   auto cmd = parse_llm_call(R"(llm = LLM(model="Qwen/Qwen3-8B", tensor_parallel_size=2,
-      gpu_memory_utilization=0.85, max_model_len=8192, enforce_eager=True, kv_cache_dtype='fp8', seed=None))");
+      gpu_memory_utilization=0.85, max_model_len=8192, enforce_eager=True, kv_cache_dtype='fp8', seed=None,
+      cpu_offload_gb=6.5))");
   ASSERT_TRUE(cmd) << cmd.error().to_string();
   EXPECT_EQ(cmd->model, "Qwen/Qwen3-8B");
   EXPECT_EQ(cmd->flags.tensor_parallel_size, 2);
@@ -23,6 +24,7 @@ TEST(LlmCall, KeywordArgumentsBecomeFlags) {
   EXPECT_EQ(cmd->flags.max_model_len, 8192);
   EXPECT_TRUE(cmd->flags.enforce_eager);
   EXPECT_EQ(cmd->flags.kv_cache_dtype, "fp8");
+  EXPECT_DOUBLE_EQ(*cmd->flags.cpu_offload_gb, 6.5);
   EXPECT_EQ(cmd->flags.usage_context, UsageContext::llm_class);
 }
 
