@@ -48,6 +48,7 @@ class Search {
     } else if (c == "weights_load_oom") {
       more_tp();
       fp8_weights();
+      cpu_offload();
     } else if (c == "profile_run_oom") {
       fewer_seqs();
       more_tp();
@@ -261,6 +262,31 @@ class Search {
     f.quantization = "fp8";
     if (auto p = starts(f))
       keep({{{"--quantization", "fp8"}}, {}, 0, "weights quantized to fp8 while loading: about half their memory", {}},
+           std::move(*p));
+  }
+
+  // The fewest whole GiB of --cpu-offload-gb that start it (the decoder layers' weights that move
+  // to host memory; the last resort, since each step then reads them over PCIe). Offered only while
+  // at most half of the weights would live in host memory: past that, decoding is bound by PCIe and
+  // more GPUs or a quantized checkpoint (headroom plan) is the realistic answer.
+  void cpu_offload() {
+    const std::int64_t current = m_flags.cpu_offload_gb ? static_cast<std::int64_t>(std::ceil(*m_flags.cpu_offload_gb)) : 0;
+    const std::int64_t most = static_cast<std::int64_t>(std::floor(to_gib(m_failed.memory.weights) / 2)) + current;
+    auto fits = [&](std::int64_t gb) {
+      VllmFlags f = m_flags;
+      f.cpu_offload_gb = static_cast<double>(gb);
+      return starts(f).has_value();
+    };
+    auto gb = smallest(current + 1, most, fits);
+    if (!gb) return;
+    VllmFlags f = m_flags;
+    f.cpu_offload_gb = static_cast<double>(*gb);
+    if (auto p = starts(f))
+      keep({{{"--cpu-offload-gb", std::to_string(*gb)}},
+            {},
+            0,
+            "that many GiB of weights per GPU kept in host memory and read over PCIe at every step (much slower decoding)",
+            {}},
            std::move(*p));
   }
 

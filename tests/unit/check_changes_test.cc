@@ -47,6 +47,41 @@ TEST(CheckChanges, LongestLengthAgreesWithVllmsEstimate) {
   EXPECT_FALSE(run(m, g, longer).starts);
 }
 
+// Weights that do not load on one T4: --cpu-offload-gb is offered with the fewest whole GiB that
+// start (one GiB less does not), after the changes that keep decoding fast.
+TEST(CheckChanges, WeightsThatDoNotLoadOfferTheSmallestCpuOffload) {
+  auto m = model("meta-llama/Llama-3.1-8B-Instruct");
+  auto g = gpus("T4");
+  VllmFlags f;
+  f.max_model_len = 4096;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "weights_load_oom");
+  auto changes = suggest_changes(m, g, f, failed, predictor(m));
+  const FlagChange* offload = nullptr;
+  for (const auto& c : changes)
+    if (first_flag(c) == "--cpu-offload-gb") offload = &c;
+  ASSERT_NE(offload, nullptr);
+  EXPECT_EQ(first_flag(changes.back()), "--cpu-offload-gb");
+  const int gb = std::stoi(offload->set[0].second);
+  VllmFlags at = f, below = f;
+  at.cpu_offload_gb = gb;
+  below.cpu_offload_gb = gb - 1;
+  EXPECT_TRUE(run(m, g, at).starts);
+  EXPECT_FALSE(run(m, g, below).starts);
+}
+
+// A 70B model at its full 131,072 tokens on one H100 would need most of its weights in host
+// memory: not offered.
+TEST(CheckChanges, CpuOffloadIsNotOfferedForMoreThanHalfTheWeights) {
+  auto m = model("meta-llama/Llama-3.1-70B-Instruct");
+  auto g = gpus("H100");
+  VllmFlags f;
+  f.max_model_len = 131072;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "weights_load_oom");
+  for (const auto& c : suggest_changes(m, g, f, failed, predictor(m))) EXPECT_NE(first_flag(c), "--cpu-offload-gb");
+}
+
 // config/model.py verify_with_parallel_config: the heads (32) must divide by TP. From TP 6 the
 // largest size below that divides them is 4; the same six GPUs work as TP 2 × PP 3.
 TEST(CheckChanges, HeadsDecideTheTensorParallelSizes) {
