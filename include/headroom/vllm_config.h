@@ -46,6 +46,7 @@ struct VllmFlags {
   std::optional<std::string> attention_backend;    // VLLM_ATTENTION_BACKEND (FLASH_ATTN, FLASHINFER, TRITON_ATTN, ...)
   std::optional<bool> use_v1_engine;               // VLLM_USE_V1 (v0.8-v0.10: 0 selects the V0 engine)
   std::optional<bool> use_flashinfer_sampler;      // VLLM_USE_FLASHINFER_SAMPLER (top-k/top-p kernels or the sort path)
+  std::optional<std::string> pp_layer_partition;   // VLLM_PP_LAYER_PARTITION ("20,20,21,19": layers per pipeline stage)
   bool allow_long_max_model_len = false;           // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
   UsageContext usage_context = UsageContext::api_server;
 };

@@ -85,7 +85,11 @@ std::vector<engine::StageWeights> cached_stage_weights(const ModelSpec& model, c
                     std::to_string(model.weights ? model.weights->tensors.size() : 0) + '\n' +
                     std::to_string(plan.tensor_parallel_size) + '/' + std::to_string(plan.pipeline_parallel_size) + '/' +
                     std::to_string(plan.expert_parallel_size) + '/' + plan.dtype + '/' + plan.online_quantization + '/' +
-                    plan.gpu_architecture + '/' + std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) +
+                    plan.gpu_architecture + '/' + [&] {
+                      std::string s;
+                      for (int n : plan.layer_partition) s += std::to_string(n) + ',';
+                      return s;
+                    }() + '/' + std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) +
                     '/' + (model.quantization ? model.quantization->method : std::string());
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -243,6 +247,19 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   plan.dtype = s.dtype;
   plan.online_quantization = online_quant;
   plan.gpu_architecture = gpus.gpu.architecture;
+  if (flags.pp_layer_partition) {
+    // Taken only when get_pp_indices would accept it; otherwise model construction fails below.
+    auto parts = engine::parse_pp_layer_partition(*flags.pp_layer_partition);
+    long long sum = 0;
+    if (parts)
+      for (int n : *parts) sum += n;
+    if (parts && static_cast<int>(parts->size()) == pp && sum == model.num_layers) {
+      plan.layer_partition = *parts;
+      std::string list;
+      for (int n : *parts) list += (list.empty() ? "" : ", ") + std::to_string(n);
+      if (pp > 1) p.notes.push_back("VLLM_PP_LAYER_PARTITION: the pipeline stages hold " + list + " layers");
+    }
+  }
   auto stages = cached_stage_weights(model, plan);
   if (!stages.empty()) {
     stages.front().load_buffers = engine::load_buffers(model, s.max_num_batched_tokens, s.dtype);

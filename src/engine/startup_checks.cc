@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/vllm_messages.h"
+#include "engine/weights.h"
 #include "util/strings.h"
 
 namespace headroom::engine {
@@ -176,12 +177,29 @@ std::optional<Failure> worker_init_failure(const StartupCheckInputs&, const std:
 std::optional<Failure> model_construction_failure(const StartupCheckInputs& in) {
   const auto& model = in.model;
   const int tp = in.settings.tensor_parallel_size;
-  if (tp <= 1 && !(model.quantization && weight_block(*model.quantization, 0) > 0)) return std::nullopt;
   // 1. The embedding comes first: VocabParallelEmbedding pads the vocabulary to 64
   //    (DEFAULT_VOCAB_PADDING_SIZE) and vocab_range_from_global_vocab_size divides it over TP.
   const std::int64_t vocab_padded = (model.vocab_size + 63) / 64 * 64;
   if (tp > 1 && vocab_padded % tp != 0)
     return construction_error("tp_size_not_divisible", not_divisible(vocab_padded, tp));
+  // 1b. make_layers asks get_pp_indices (distributed/utils.py) for this stage's layers, which reads
+  //     VLLM_PP_LAYER_PARTITION whenever it is set (PP 1 included).
+  if (in.flags.pp_layer_partition) {
+    const std::string& text = *in.flags.pp_layer_partition;
+    auto parts = engine::parse_pp_layer_partition(text);
+    if (!parts) return construction_error("pp_layer_partition_invalid", "Invalid partition string: " + text);
+    const int pp = in.settings.pipeline_parallel_size;
+    if (static_cast<int>(parts->size()) != pp)
+      return construction_error("pp_layer_partition_invalid", "len(partitions)=" + std::to_string(parts->size()) +
+                                                                  " does not match pp_size=" + std::to_string(pp) + ".");
+    long long sum = 0;
+    for (int p : *parts) sum += p;
+    if (sum != model.num_layers)
+      return construction_error("pp_layer_partition_invalid", "sum(partitions)=" + std::to_string(sum) +
+                                                                  " does not match num_hidden_layers=" +
+                                                                  std::to_string(model.num_layers) + ".");
+  }
+  if (tp <= 1 && !(model.quantization && weight_block(*model.quantization, 0) > 0)) return std::nullopt;
   // 2. Layer 0's attention: QKVParallelLinear divides the heads, then the KV heads — split when
   //    there are at least TP of them, replicated otherwise (TP must then be a multiple).
   if (tp > 1 && !model.mla && model.num_kv_heads > 0) {

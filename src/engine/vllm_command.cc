@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "engine/weights.h"
 #include "headroom/vllm_config.h"
 #include "util/json_file.h"
 #include "util/strings.h"
@@ -321,6 +322,10 @@ Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std
     flags.attention_backend = value;
     return true;
   }
+  if (name == "VLLM_PP_LAYER_PARTITION") {
+    flags.pp_layer_partition = value;  // read (and refused when malformed) as get_pp_indices reads it
+    return true;
+  }
   return false;
 }
 
@@ -508,6 +513,15 @@ Result<void> validate_flags(const VllmFlags& f) {
                       "--max-model-len");
   if (f.kv_cache_memory_bytes && *f.kv_cache_memory_bytes <= 0)
     return make_error(ErrorCode::invalid_argument, "must be a positive size", "--kv-cache-memory-bytes");
+  if (f.pp_layer_partition) {
+    // A stage without layers is not something vLLM checks for; it cannot serve, so it is refused here.
+    if (auto parts = engine::parse_pp_layer_partition(*f.pp_layer_partition))
+      for (int n : *parts)
+        if (n < 1)
+          return make_error(ErrorCode::invalid_argument,
+                            "every pipeline stage needs at least one layer, got '" + *f.pp_layer_partition + "'",
+                            "VLLM_PP_LAYER_PARTITION");
+  }
   if (f.cpu_offload_gb && !(*f.cpu_offload_gb >= 0 && *f.cpu_offload_gb < 1e6))
     return make_error(ErrorCode::invalid_argument, "must be a size in GiB, 0 or more", "--cpu-offload-gb");
   if (f.num_gpu_blocks_override && *f.num_gpu_blocks_override <= 0)

@@ -127,7 +127,41 @@ double dtype_bytes_or(const std::string& dtype, double fallback) {
   return b > 0 ? b : fallback;
 }
 
-std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp) {
+std::optional<std::vector<int>> parse_pp_layer_partition(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = text.find(',', start);
+    std::string item = util::trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    std::string digits;
+    std::size_t i = 0;
+    bool negative = false;
+    if (i < item.size() && (item[i] == '+' || item[i] == '-')) negative = item[i++] == '-';
+    for (; i < item.size(); ++i) {
+      const char c = item[i];
+      if (c >= '0' && c <= '9') digits += c;
+      else if (c == '_' && !digits.empty() && i + 1 < item.size() && item[i + 1] >= '0' && item[i + 1] <= '9') continue;
+      else return std::nullopt;
+    }
+    if (digits.empty() || digits.size() > 9) return std::nullopt;
+    const int n = std::stoi(digits);
+    out.push_back(negative ? -n : n);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp, const std::vector<int>& partition) {
+  if (!partition.empty() && static_cast<int>(partition.size()) == pp) {
+    std::vector<std::pair<int, int>> out;
+    int start = 0;
+    for (int c : partition) {
+      out.emplace_back(start, start + c);
+      start += c;
+    }
+    return out;
+  }
   std::vector<int> counts(static_cast<std::size_t>(pp), num_layers / pp);
   int remainder = num_layers % pp;
   // The remainder goes to stages pp-2, pp-3, ... (all but the last, from the back).
@@ -147,7 +181,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   const int pp = std::max(1, plan.pipeline_parallel_size);
   const int ep = std::max(1, plan.expert_parallel_size);
   const double target_bytes = dtype_bytes(plan.dtype.empty() ? "bfloat16" : plan.dtype);
-  auto ranges = pp_layer_ranges(model.num_layers, pp);
+  auto ranges = pp_layer_ranges(model.num_layers, pp, plan.layer_partition);
   std::vector<StageWeights> stages(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
     stages[static_cast<std::size_t>(s)].first_layer = ranges[static_cast<std::size_t>(s)].first;

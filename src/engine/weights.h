@@ -3,6 +3,7 @@
 // model), converted to the dtype vLLM loads them in, plus the buffers loaded with them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct WeightPlan {
   std::string dtype;             // resolved load dtype: bfloat16, float16, float32
   std::string online_quantization;  // "fp8", "bitsandbytes" or "" (checkpoint as is)
   std::string gpu_architecture;     // "Ampere", "Hopper", "Blackwell": MXFP4 kernels pad differently
+  std::vector<int> layer_partition; // VLLM_PP_LAYER_PARTITION's layers per stage (empty: vLLM's default split)
 };
 
 struct StageWeights {
@@ -31,7 +33,14 @@ struct StageWeights {
 
 // Layers per pipeline stage as vllm/distributed/utils.py get_pp_indices splits them: base = L / pp
 // and the remainder goes one each to the stages before the last, filled from the back.
-std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp);
+// `partition` (from VLLM_PP_LAYER_PARTITION, already checked: pp entries summing to num_layers)
+// replaces that split when not empty.
+std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp, const std::vector<int>& partition = {});
+
+// VLLM_PP_LAYER_PARTITION as get_pp_indices reads it: `int(layer) for layer in s.split(",")`
+// (Python's int: surrounding spaces, a sign, underscores between digits). nullopt when an entry is
+// not an integer ("Invalid partition string").
+std::optional<std::vector<int>> parse_pp_layer_partition(const std::string& text);
 
 // Weight bytes of each pipeline stage (rank 0 of its TP group).
 std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInventory& inventory,

@@ -36,6 +36,7 @@ json check mla_fp8_kv 0 deepseek-ai/DeepSeek-V2-Lite --gpu H100 --kv-cache-dtype
 json check sliding_window 0 google/gemma-3-27b-it --gpu "A100 80GB" --max-model-len 8192 --vllm-version 0.8.5
 json check hybrid 0 Qwen/Qwen3-Next-80B-A3B-Instruct --gpu H200 --gpus 2 -tp 2 --max-model-len 32768
 json check v0_era_used 0 mistralai/Mistral-7B-Instruct-v0.3 --gpu "A100 80GB" --used-gib 2 --max-model-len 4096 --vllm-version 0.6.3
+json check pp_partition 3 meta-llama/Llama-3.1-70B-Instruct --gpu H100 --gpus 2 -pp 2 --max-model-len 8192 --env VLLM_PP_LAYER_PARTITION=40,39
 json check pipeline_nodes 0 meta-llama/Meta-Llama-3.1-405B-Instruct-FP8 --gpu H100 --nodes 2 --gpus 8 -tp 8 -pp 2 --max-model-len 16384
 json check config_file 0 "$src/tests/data/models/llama_gqa.json" --gpu L4 --max-model-len 2048 --vllm-version 0.7.3
 json check custom_gpu 0 Qwen/Qwen3-8B --gpu-memory-gib 40 --max-model-len 8192 --gpu-memory-utilization 0.8

@@ -234,3 +234,17 @@ TEST(Diagnoser, QuantizationFlagErrorsAreConfigFailuresWithTheirMethods) {
   EXPECT_EQ(missing.primary->error_class, "quantization_config_missing");
   EXPECT_EQ(missing.primary->text_facts.at("requested_method"), "awq");
 }
+
+// distributed/utils.py get_pp_indices' three messages.
+TEST(Diagnoser, LayerPartitionErrorsAreConfigFailures) {
+  Diagnosis count = run_text("ValueError: len(partitions)=3 does not match pp_size=2.\n");
+  ASSERT_TRUE(count.primary);
+  EXPECT_EQ(count.primary->error_class, "pp_layer_partition_invalid");
+  EXPECT_FALSE(count.primary->out_of_memory);
+  Diagnosis sum = run_text("ValueError: sum(partitions)=79 does not match num_hidden_layers=80.\n");
+  ASSERT_TRUE(sum.primary);
+  EXPECT_EQ(sum.primary->error_class, "pp_layer_partition_invalid");
+  Diagnosis text = run_text("ValueError: Invalid partition string: 40,a\n");
+  ASSERT_TRUE(text.primary);
+  EXPECT_EQ(text.primary->error_class, "pp_layer_partition_invalid");
+}

@@ -29,7 +29,7 @@ TEST(KnowledgeBase, BuiltinCoversTheTaxonomy) {
                          "kv_cache_exhausted_runtime", "prompt_too_long", "max_model_len_exceeds_model_limit",
                          "nccl_error", "cuda_driver_mismatch", "illegal_memory_access", "model_not_found",
                          "unsupported_dtype_on_gpu", "tp_size_not_divisible", "quantization_mismatch",
-                         "quantization_config_missing"})
+                         "quantization_config_missing", "pp_layer_partition_invalid"})
     EXPECT_NE(kb->find(id), nullptr) << id;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/startup_checks.h"
+#include "engine/weights.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
 #include "headroom/vllm_engine.h"
@@ -33,6 +34,59 @@ TEST(StartupChecks, VocabularyThatDoesNotSplitOverTpFailsAtModelConstruction) {
   ASSERT_FALSE(p.starts);
   EXPECT_EQ(p.failure->phase, "model-construction");
   EXPECT_EQ(p.failure->message, "151936 is not divisible by 5");
+}
+
+// distributed/utils.py get_pp_indices, with vLLM's own goldens (tests/distributed/
+// test_pipeline_partition.py): VLLM_PP_LAYER_PARTITION replaces the split, the default puts the
+// remainder on the stages before the last.
+TEST(PipelineStages, PartitionAndDefaultSplitMatchVllmsGoldens) {
+  using Ranges = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(engine::pp_layer_ranges(20, 4, {4, 6, 6, 4}), (Ranges{{0, 4}, {4, 10}, {10, 16}, {16, 20}}));
+  EXPECT_EQ(engine::pp_layer_ranges(22, 4, {5, 6, 5, 6}), (Ranges{{0, 5}, {5, 11}, {11, 16}, {16, 22}}));
+  EXPECT_EQ(engine::pp_layer_ranges(3, 2), (Ranges{{0, 2}, {2, 3}}));
+  EXPECT_EQ(engine::pp_layer_ranges(4, 3), (Ranges{{0, 1}, {1, 3}, {3, 4}}));
+  EXPECT_EQ(engine::pp_layer_ranges(5, 3), (Ranges{{0, 2}, {2, 4}, {4, 5}}));
+  EXPECT_EQ(engine::parse_pp_layer_partition(" 5, 5 ,1_0"), (std::vector<int>{5, 5, 10}));
+  EXPECT_FALSE(engine::parse_pp_layer_partition("5,5,5,5,"));  // vLLM: ValueError
+  EXPECT_FALSE(engine::parse_pp_layer_partition("5,5,5,a"));
+}
+
+VllmFlags pp_partition(int pp, const std::string& partition) {
+  VllmFlags f;
+  f.pipeline_parallel_size = pp;
+  f.max_model_len = 8192;
+  f.max_num_seqs = 64;
+  f.pp_layer_partition = partition;
+  return f;
+}
+
+TEST(StartupChecks, LayerPartitionThatDoesNotFitFailsAtModelConstruction) {
+  auto m = model("meta-llama/Llama-3.1-70B-Instruct");  // 80 layers
+  Prediction count = run(m, gpus("H100", 2), pp_partition(2, "40,20,20"));
+  ASSERT_FALSE(count.starts);
+  EXPECT_EQ(count.failure->phase, "model-construction");
+  EXPECT_EQ(count.failure->error_class, "pp_layer_partition_invalid");
+  EXPECT_EQ(count.failure->message, "len(partitions)=3 does not match pp_size=2.");
+  Prediction sum = run(m, gpus("H100", 2), pp_partition(2, "40,39"));
+  EXPECT_EQ(sum.failure->message, "sum(partitions)=79 does not match num_hidden_layers=80.");
+  Prediction text = run(m, gpus("H100", 2), pp_partition(2, "40,a"));
+  EXPECT_EQ(text.failure->message, "Invalid partition string: 40,a");
+}
+
+// A heavier first stage (it also holds the embedding) takes 4 more layers' weights and KV cache.
+TEST(StartupChecks, LayerPartitionMovesLayersBetweenStages) {
+  auto m = model("meta-llama/Llama-3.1-70B-Instruct");
+  Prediction even = run(m, gpus("H100", 2), pp_partition(2, "40,40"));
+  VllmFlags plain = pp_partition(2, "");
+  plain.pp_layer_partition.reset();
+  Prediction by_default = run(m, gpus("H100", 2), plain);
+  Prediction heavy = run(m, gpus("H100", 2), pp_partition(2, "44,36"));
+  ASSERT_TRUE(even.starts);
+  EXPECT_EQ(even.memory.weights, by_default.memory.weights);
+  // Llama-3.1-70B layer: q, o 8192 x 8192; k, v 1024 x 8192; gate, up, down 28672 x 8192; two
+  // 8192 norms; bf16. The reported stage is the one with the least KV room: the first.
+  const Bytes layer = (8192LL * (8192 + 1024 + 1024 + 8192) + 3LL * 28672 * 8192 + 2 * 8192) * 2;
+  EXPECT_EQ(heavy.memory.weights - even.memory.weights, 4 * layer);
 }
 
 // config/model.py verify_with_parallel_config comes before model construction.
