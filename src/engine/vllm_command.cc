@@ -190,6 +190,33 @@ const std::vector<FlagSpec>& flag_table() {
   return table;
 }
 
+// What an unmodelled flag that does change memory leaves out, so the warning says which way the
+// prediction errs: drafter weights and its attention layers in the KV spec, LoRA weight slots,
+// encoder profiling, capture sizes, redundant experts (the allocations vLLM's startup makes for them).
+std::string unmodelled_consequence(const std::string& name) {
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> table = {
+      {{"--speculative-config", "--speculative-model", "--num-speculative-tokens", "--speculative-draft-tensor-parallel-size"},
+       "the drafter's weights, its KV cache layers and the larger CUDA graph sizes are not counted, so vLLM will find less "
+       "KV cache than predicted"},
+      {{"--enable-lora", "--max-loras", "--max-lora-rank", "--max-cpu-loras", "--lora-modules", "--lora-dtype",
+        "--fully-sharded-loras"},
+       "the LoRA weight slots (max_loras x rank per adapted layer) and the LoRA CUDA graphs are not counted, so vLLM will "
+       "find less KV cache than predicted"},
+      {{"--limit-mm-per-prompt", "--mm-processor-kwargs", "--mm-encoder-tp-mode"},
+       "the vision encoder is predicted as with vLLM's default limits"},
+      {{"--compilation-config", "-O", "--cuda-graph-sizes"}, "CUDA graphs are predicted with vLLM's default capture sizes"},
+      {{"--hf-overrides", "--rope-scaling", "--rope-theta"},
+       "the model's config is read without these overrides (its length limit and shapes as published)"},
+      {{"--kv-transfer-config", "--kv-offloading-size", "--kv-offloading-backend", "--kv-events-config"},
+       "the KV connector's or offloader's buffers are not counted"},
+      {{"--enable-eplb", "--eplb-config", "--num-redundant-experts"},
+       "redundant experts are not counted, so vLLM will find less KV cache than predicted"},
+  };
+  for (const auto& [names, text] : table)
+    if (std::find(names.begin(), names.end(), name) != names.end()) return text;
+  return "";
+}
+
 // Flags that do not change memory: accepted silently.
 const std::unordered_set<std::string>& memory_neutral_value_flags() {
   static const std::unordered_set<std::string> s = {
@@ -485,7 +512,9 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
     else if (has_inline_value) shown += "=" + value;
     if (name == "--revision") cmd.revision = value;  // which Hub revision the model is read at
     if (memory_neutral_value_flags().count(name) || memory_neutral_bool_flags().count(name)) continue;
-    cmd.warnings.push_back("vLLM flag " + shown + " is not modelled; the prediction ignores it");
+    const std::string consequence = unmodelled_consequence(name);
+    cmd.warnings.push_back("vLLM flag " + shown + " is not modelled; the prediction ignores it" +
+                           (consequence.empty() ? "" : ": " + consequence));
   }
   return cmd;
 }

@@ -100,7 +100,7 @@ run api_server 0 --gpu H100 --color never "${v[@]}" -- python -m vllm.entrypoint
   --model "$llama8b" --max-model-len 16384 --swap-space 8 --max-lora-rank 64
 check_golden api_server api_server.txt
 # --swap-space sizes CPU blocks only (host memory), so it is accepted silently.
-check_stderr api_server "headroom: warning: vLLM flag --max-lora-rank 64 is not modelled; the prediction ignores it"
+check_stderr api_server "headroom: warning: vLLM flag --max-lora-rank 64 is not modelled; the prediction ignores it: the LoRA weight slots (max_loras x rank per adapted layer) and the LoRA CUDA graphs are not counted, so vLLM will find less KV cache than predicted"
 
 run gpu_memory_gib 0 "$llama8b" --gpu-memory-gib 48 --max-model-len 16384 --color never "${v[@]}"
 check_golden gpu_memory_gib gpu_memory_gib_48.txt

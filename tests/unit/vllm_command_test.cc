@@ -176,22 +176,35 @@ TEST(VllmCommand, MalformedEnvironmentBooleanIsAnError) {
 // ---- flags headroom does not model ----
 
 TEST(VllmCommand, UnmodelledValueFlagWarnsWithItsValue) {
-  auto cmd = parse_ok({"m", "--max-lora-rank", "64"});
+  auto cmd = parse_ok({"m", "--served-model-name", "x", "--max-log-len", "5", "--seed", "3", "--guided-decoding-backend", "xgrammar"});
   ASSERT_EQ(cmd.warnings.size(), 1u);
-  EXPECT_EQ(cmd.warnings[0], "vLLM flag --max-lora-rank 64 is not modelled; the prediction ignores it");
+  EXPECT_EQ(cmd.warnings[0], "vLLM flag --guided-decoding-backend xgrammar is not modelled; the prediction ignores it");
+}
+
+// Flags known to add memory say which way the prediction errs.
+TEST(VllmCommand, UnmodelledMemoryFlagsSayWhatIsLeftOut) {
+  auto cmd = parse_ok({"m", "--max-lora-rank", "64", "--speculative-config", R"({"method":"eagle3","num_speculative_tokens":3})"});
+  ASSERT_EQ(cmd.warnings.size(), 2u);
+  EXPECT_EQ(cmd.warnings[0],
+            "vLLM flag --max-lora-rank 64 is not modelled; the prediction ignores it: the LoRA weight slots (max_loras x rank "
+            "per adapted layer) and the LoRA CUDA graphs are not counted, so vLLM will find less KV cache than predicted");
+  EXPECT_NE(cmd.warnings[1].find("the drafter's weights"), std::string::npos) << cmd.warnings[1];
 }
 
 TEST(VllmCommand, UnmodelledBooleanFlagDoesNotSwallowTheNextArgument) {
   auto cmd = parse_ok({"--enable-lora", "m"});
   EXPECT_EQ(cmd.model, "m");
   ASSERT_EQ(cmd.warnings.size(), 1u);
-  EXPECT_EQ(cmd.warnings[0], "vLLM flag --enable-lora is not modelled; the prediction ignores it");
+  EXPECT_EQ(cmd.warnings[0].rfind("vLLM flag --enable-lora is not modelled; the prediction ignores it: the LoRA", 0), 0u)
+      << cmd.warnings[0];
 }
 
 TEST(VllmCommand, UnmodelledFlagWithInlineValueWarns) {
   auto cmd = parse_ok({"m", "--speculative-config={\"method\":\"eagle\"}"});
   ASSERT_EQ(cmd.warnings.size(), 1u);
-  EXPECT_EQ(cmd.warnings[0], "vLLM flag --speculative-config={\"method\":\"eagle\"} is not modelled; the prediction ignores it");
+  EXPECT_EQ(cmd.warnings[0].rfind("vLLM flag --speculative-config={\"method\":\"eagle\"} is not modelled; the prediction ignores it: ", 0),
+            0u)
+      << cmd.warnings[0];
 }
 
 TEST(VllmCommand, MemoryNeutralFlagsAreAcceptedSilently) {
