@@ -48,5 +48,23 @@ TEST(RedactLocation, PasswordsInUrlsAndKeywords) {
   EXPECT_EQ(redact_location("/home/me/.local/share/headroom/history.db"), "/home/me/.local/share/headroom/history.db");
 }
 
+TEST(RedactLocation, KeywordAnyCaseAndSeveralUrls) {
+  EXPECT_EQ(redact_location("host=db PASSWORD=abc user=x"), "host=db PASSWORD=*** user=x");
+  EXPECT_EQ(redact_location("a postgres://a:b@h and mysql://c:d@k"), "a postgres://a:***@h and mysql://c:***@k");
+  EXPECT_EQ(redact_location("1x://u:p@h"), "1x://u:***@h");
+  EXPECT_EQ(redact_location("://u:p@h"), "://u:p@h");
+}
+
+// Regression: a 60,000-character unknown model name sent to /v1/check reached this function and
+// std::regex_replace recursed once per character until the worker's stack overflowed (SIGSEGV).
+TEST(RedactLocation, VeryLongClientTextDoesNotOverflowTheStack) {
+  const std::string name(60000, 'A');
+  EXPECT_EQ(redact_location("unknown model '" + name + "'"), "unknown model '" + name + "'");
+  std::string urls;
+  for (int i = 0; i < 20000; ++i) urls += "s://u:p@";
+  const std::string redacted = redact_location(urls);
+  EXPECT_EQ(redacted.substr(0, 20), "s://u:***@s://u:***@");
+}
+
 }  // namespace
 }  // namespace headroom::server
