@@ -4,6 +4,7 @@
 
 #include "cli/cli_common.h"
 #include "headroom/api_request.h"
+#include "headroom/engine_limits.h"
 #include "headroom/gpu.h"
 #include "headroom/gpu_probe.h"
 
@@ -89,6 +90,8 @@ Result<GpuSetup> resolve_gpu_setup(const TargetOptions& given, int needed, std::
   if (auto counted = apply_gpu_count(o); !counted) return tl::unexpected(counted.error());
   GpuSetup setup;
   setup.nodes = std::max(1, o.nodes);
+  setup.count = o.gpus > 0 ? o.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
+  if (auto ok = validate_gpu_setup_size(setup); !ok) return tl::unexpected(ok.error());
   if (o.gpu_memory_gib) {
     if (*o.gpu_memory_gib <= 0)
       return make_error(ErrorCode::invalid_argument, "must be a positive number of GiB", "--gpu-memory-gib");

@@ -82,6 +82,14 @@ class Search {
   }
   std::optional<Prediction> starts(const VllmFlags& f) const { return starts(f, m_gpus); }
 
+  // The searches below try sizes downwards from the one given; only the sizes vLLM could accept
+  // are predicted, and at most k_max_tries of them, so the work stays bounded whatever the size.
+  // config/model.py verify_with_parallel_config: the attention heads split evenly over TP ranks.
+  static constexpr int k_max_tries = 16;
+  bool heads_split_over(int t) const { return m_model.num_attention_heads <= 0 || m_model.num_attention_heads % t == 0; }
+  // Every pipeline stage holds at least one layer.
+  bool layers_cover(int stages) const { return m_model.num_layers <= 0 || stages <= m_model.num_layers; }
+
   void keep(FlagChange c, Prediction p, int gpus = 0) {
     c.prediction = std::move(p);
     c.gpus = gpus > 0 ? gpus : tp() * pp();
@@ -351,7 +359,10 @@ class Search {
   }
 
   void smaller_tp() {
-    for (int t = tp() - 1; t >= 1; --t) {
+    int tries = 0;
+    for (int t = tp() - 1; t >= 1 && tries < k_max_tries; --t) {
+      if (!heads_split_over(t)) continue;
+      ++tries;
       VllmFlags f = m_flags;
       f.tensor_parallel_size = t;
       if (auto p = starts(f)) {
@@ -367,8 +378,10 @@ class Search {
   }
 
   void tp_times_pp() {
-    for (int t = tp() - 1; t >= 2; --t) {
-      if (tp() % t != 0) continue;
+    int tries = 0;
+    for (int t = tp() - 1; t >= 2 && tries < k_max_tries; --t) {
+      if (tp() % t != 0 || !heads_split_over(t) || !layers_cover(pp() * (tp() / t))) continue;
+      ++tries;
       VllmFlags f = m_flags;
       f.tensor_parallel_size = t;
       f.pipeline_parallel_size = pp() * (tp() / t);
@@ -385,7 +398,10 @@ class Search {
   }
 
   void smaller_pp() {
-    for (int q = pp() - 1; q >= 1; --q) {
+    int tries = 0;
+    for (int q = pp() - 1; q >= 1 && tries < k_max_tries; --q) {
+      if (!layers_cover(q)) continue;
+      ++tries;
       VllmFlags f = m_flags;
       f.pipeline_parallel_size = q;
       if (auto p = starts(f)) {

@@ -208,6 +208,7 @@ Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const V
   // --- Checks before anything is allocated, in vLLM's order (startup_checks.cc) ---
   const engine::StartupCheckInputs check_in{model, gpus.gpu, flags, version, s, derived_len};
   if (auto f = engine::engine_config_failure(check_in)) fail(*f);
+  for (auto& w : engine::startup_warnings(check_in)) p.warnings.push_back(std::move(w));
   if (auto f = engine::worker_init_failure(check_in, dt.failure)) fail(*f);
 
   // --- Budget (v1/worker/utils.py request_memory) ---

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "engine/vllm_messages.h"
+#include "util/embedded_data.h"
+#include "util/json_file.h"
 #include "engine/weights.h"
 #include "util/strings.h"
 
@@ -79,7 +81,71 @@ bool known_unquantized(const ModelSpec& model) {
   return model.source == ModelSource::catalog;
 }
 
+// Attention.__init__ per rank: num_heads = total / TP (QKVParallelLinear), num_kv_heads = total KV /
+// TP, or 1 when the KV heads are replicated (TP >= total KV heads).
+std::optional<Failure> attention_heads_failure(const ModelSpec& model, int tp) {
+  if (model.mla || model.num_attention_heads <= 0 || model.num_kv_heads <= 0) return std::nullopt;
+  const int ranks = std::max(1, tp);
+  if (model.num_attention_heads % ranks != 0) return std::nullopt;  // the TP checks before this one report it
+  const int heads = model.num_attention_heads / ranks;
+  const int kv_heads = model.num_kv_heads >= ranks ? model.num_kv_heads / ranks : 1;
+  if (heads % kv_heads == 0) return std::nullopt;
+  return construction_error("attention_heads_invalid", "num_heads (" + std::to_string(heads) +
+                                                           ") is not divisible by num_kv_heads (" + std::to_string(kv_heads) + ")");
+}
+
+// vLLM's model registry as read (data/vllm_architectures.json, with its source): the
+// architectures it serves, and those it served until a version.
+struct ArchitectureRegistry {
+  std::vector<std::string> names;
+  std::vector<std::pair<std::string, VllmVersion>> previously_supported;
+  VllmVersion read_at;
+};
+
+const ArchitectureRegistry& architecture_registry() {
+  static const ArchitectureRegistry k_registry = [] {
+    ArchitectureRegistry r;
+    auto text = embedded::find("vllm_architectures.json");
+    if (!text) return r;
+    auto j = util::parse_json(*text, "vllm_architectures.json");
+    if (!j || !j->is_object()) return r;
+    if (auto names = j->find("architectures"); names != j->end() && names->is_array())
+      for (const auto& n : *names)
+        if (n.is_string()) r.names.push_back(n.get<std::string>());
+    if (auto before = j->find("previously_supported"); before != j->end() && before->is_object())
+      for (const auto& [name, v] : before->items())
+        if (v.is_string())
+          if (auto version = VllmVersion::parse(v.get<std::string>())) r.previously_supported.emplace_back(name, *version);
+    if (auto at = j->find("read_at_version"); at != j->end() && at->is_string())
+      if (auto version = VllmVersion::parse(at->get<std::string>())) r.read_at = *version;
+    return r;
+  }();
+  return k_registry;
+}
+
 }  // namespace
+
+std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
+  std::vector<std::string> out;
+  // model_executor/models/registry.py _ModelRegistry.inspect_model_cls: an architecture outside the
+  // registry runs only through the Transformers backend (a class transformers knows, or remote code
+  // named by auto_map); otherwise vLLM stops while building ModelConfig. Which classes transformers
+  // knows is not something headroom can tell, so this is a warning, not a predicted failure.
+  const ModelSpec& model = in.model;
+  if (model.architecture.empty() || model.source == ModelSource::catalog) return out;
+  if (model.raw_config.is_object() && model.raw_config.contains("auto_map")) return out;
+  const auto& registry = architecture_registry();
+  if (registry.names.empty()) return out;
+  const std::string& arch = model.architecture;
+  if (std::find(registry.names.begin(), registry.names.end(), arch) != registry.names.end()) return out;
+  for (const auto& [name, until] : registry.previously_supported)
+    if (name == arch && in.version <= until) return out;
+  const std::string shown = arch.size() > 80 ? arch.substr(0, 80) + "..." : arch;
+  out.push_back("architecture " + shown + " is not in vLLM's model registry (read at v" + registry.read_at.to_string() +
+                "): unless transformers has this class (vLLM's Transformers backend) or the config's auto_map names remote "
+                "code, vLLM stops with \"Model architectures ['" + shown + "'] are not supported for now.\"");
+  return out;
+}
 
 int min_quantization_capability(const std::string& method_in, const VllmVersion& v) {
   const std::string m = util::to_lower(method_in);
@@ -199,7 +265,6 @@ std::optional<Failure> model_construction_failure(const StartupCheckInputs& in) 
                                                                   " does not match num_hidden_layers=" +
                                                                   std::to_string(model.num_layers) + ".");
   }
-  if (tp <= 1 && !(model.quantization && weight_block(*model.quantization, 0) > 0)) return std::nullopt;
   // 2. Layer 0's attention: QKVParallelLinear divides the heads, then the KV heads — split when
   //    there are at least TP of them, replicated otherwise (TP must then be a multiple).
   if (tp > 1 && !model.mla && model.num_kv_heads > 0) {
@@ -208,6 +273,11 @@ std::optional<Failure> model_construction_failure(const StartupCheckInputs& in) 
     if (model.num_kv_heads < tp && tp % model.num_kv_heads != 0)
       return construction_error("tp_size_not_divisible", not_divisible(tp, model.num_kv_heads));
   }
+  // 2b. Then the Attention layer (attention/layer.py Attention.__init__, all versions): each rank's
+  //     query heads are grouped over its KV heads, asserting "num_heads (N) is not divisible by
+  //     num_kv_heads (M)". A config with more KV heads than query heads fails here at any TP.
+  if (auto f = attention_heads_failure(model, tp)) return f;
+  if (tp <= 1 && !(model.quantization && weight_block(*model.quantization, 0) > 0)) return std::nullopt;
   // 3. The MLP: MergedColumnParallelLinear divides gate+up (2 × intermediate) over TP; FusedMoE
   //    divides each expert's width unless experts are placed whole by expert parallelism.
   const bool ep = in.flags.enable_expert_parallel;

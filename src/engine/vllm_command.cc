@@ -193,7 +193,7 @@ const std::vector<FlagSpec>& flag_table() {
 // What an unmodelled flag that does change memory leaves out, so the warning says which way the
 // prediction errs: drafter weights and its attention layers in the KV spec, LoRA weight slots,
 // encoder profiling, capture sizes, redundant experts (the allocations vLLM's startup makes for them).
-std::string unmodelled_consequence(const std::string& name) {
+const std::vector<std::pair<std::vector<std::string>, std::string>>& unmodelled_table() {
   static const std::vector<std::pair<std::vector<std::string>, std::string>> table = {
       {{"--speculative-config", "--speculative-model", "--num-speculative-tokens", "--speculative-draft-tensor-parallel-size"},
        "the drafter's weights, its KV cache layers and the larger CUDA graph sizes are not counted, so vLLM will find less "
@@ -212,7 +212,11 @@ std::string unmodelled_consequence(const std::string& name) {
       {{"--enable-eplb", "--eplb-config", "--num-redundant-experts"},
        "redundant experts are not counted, so vLLM will find less KV cache than predicted"},
   };
-  for (const auto& [names, text] : table)
+  return table;
+}
+
+std::string unmodelled_consequence(const std::string& name) {
+  for (const auto& [names, text] : unmodelled_table())
     if (std::find(names.begin(), names.end(), name) != names.end()) return text;
   return "";
 }
@@ -331,6 +335,57 @@ bool is_env_assignment(const std::string& s) {
                      [](char c) { return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// Every flag name headroom knows (modelled, memory-neutral or unmodelled), for "did you mean".
+std::vector<std::string> known_flag_names() {
+  std::vector<std::string> out = {"--model", "--attention-config", "--config"};
+  for (const auto& spec : flag_table())
+    for (const auto& n : spec.names)
+      if (n.starts_with("--")) out.push_back(n);
+  for (const auto* set : {&memory_neutral_value_flags(), &memory_neutral_bool_flags(), &unmodelled_bool_flags()})
+    out.insert(out.end(), set->begin(), set->end());
+  for (const auto& [names, text] : unmodelled_table())
+    for (const auto& n : names)
+      if (n.starts_with("--")) out.push_back(n);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Edit distance (insertions, deletions, substitutions, adjacent swaps), stopping above `limit`.
+std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t x = 0; x <= a.size(); ++x) d[x][0] = x;
+  for (std::size_t y = 0; y <= b.size(); ++y) d[0][y] = y;
+  for (std::size_t x = 1; x <= a.size(); ++x)
+    for (std::size_t y = 1; y <= b.size(); ++y) {
+      d[x][y] = std::min({d[x - 1][y] + 1, d[x][y - 1] + 1, d[x - 1][y - 1] + (a[x - 1] == b[y - 1] ? 0 : 1)});
+      if (x > 1 && y > 1 && a[x - 1] == b[y - 2] && a[x - 2] == b[y - 1]) d[x][y] = std::min(d[x][y], d[x - 2][y - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The warning for a flag the table does not model. A name close to a flag headroom knows (a
+// swapped or missing letter) is most likely a typo: vLLM's argparse exits on it ("unrecognized
+// arguments"), so the warning says so and names the flag. Without vLLM's full flag list for the
+// version, an unknown name may still be a real flag: it stays a warning, never a failure.
+std::string unmodelled_warning(const std::string& name, const std::string& shown) {
+  const std::string consequence = unmodelled_consequence(name);
+  const auto known = known_flag_names();
+  const bool is_known = std::binary_search(known.begin(), known.end(), name);
+  if (!is_known && name.starts_with("--") && name.size() <= 64) {
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const auto& k : known) {
+      const std::size_t dist = edit_distance(name, k, 2);
+      if (dist < best_distance) best = k, best_distance = dist;
+    }
+    if (!best.empty())
+      return "vLLM flag " + shown + " is not one headroom knows; did you mean " + best +
+             "? vLLM exits on a flag it does not know (vllm serve: error: unrecognized arguments: " + shown + ")";
+  }
+  return "vLLM flag " + shown + " is not modelled; the prediction ignores it" + (consequence.empty() ? "" : ": " + consequence);
+}
+
 }  // namespace
 
 Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value) {
@@ -358,75 +413,175 @@ Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std
 
 Result<Bytes> parse_human_bytes(const std::string& text) { return parse_human_int("--kv-cache-memory-bytes", text); }
 
-Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) {
+namespace {
+
+// One pass over a vLLM command line. Each step takes the words from `i` on and leaves `i` after
+// what it consumed; parse_vllm_command lists the steps in the order the words come.
+struct CommandParser {
   VllmCommand cmd;
-  std::vector<std::string> args = args_in;
+  std::vector<std::string> args;
   std::size_t i = 0;
-  while (i < args.size() && is_env_assignment(args[i])) {
-    auto eq = args[i].find('=');
-    auto r = apply_vllm_env(cmd.flags, args[i].substr(0, eq), args[i].substr(eq + 1));
-    if (!r) return tl::unexpected(r.error());
-    ++i;
-  }
-  // `env VAR=value vllm ...` reads the same.
-  if (i < args.size() && args[i] == "env") {
-    ++i;
-    while (i < args.size() && is_env_assignment(args[i])) {
-      auto eq = args[i].find('=');
-      auto r = apply_vllm_env(cmd.flags, args[i].substr(0, eq), args[i].substr(eq + 1));
-      if (!r) return tl::unexpected(r.error());
-      ++i;
-    }
-  }
-  // Command prefixes: `vllm serve`, `python[3] -m vllm.entrypoints.openai.api_server`.
-  if (i < args.size() && (args[i] == "vllm" || args[i].ends_with("/vllm"))) {
-    ++i;
-    if (i < args.size() && args[i] == "serve") ++i;
-  } else if (i < args.size() && (args[i].starts_with("python"))) {
-    ++i;
-    if (i + 1 < args.size() && args[i] == "-m") {
-      std::string module = args[i + 1];
-      if (module.find("offline") != std::string::npos) cmd.flags.usage_context = UsageContext::llm_class;
-      i += 2;
-    }
-  }
-  // --config FILE.yaml: its flags go before the command line's, which win (argparse_utils.py).
-  std::size_t config_end = i;
-  for (std::size_t k = i; k < args.size(); ++k) {
-    std::string path;
-    std::size_t drop = 0;
-    if (args[k] == "--config" && k + 1 < args.size()) {
-      path = args[k + 1];
-      drop = 2;
-    } else if (args[k].starts_with("--config=")) {
-      path = args[k].substr(9);
-      drop = 1;
-    } else if (args[k] == "--config") {
-      return make_error(ErrorCode::invalid_argument, "expected a YAML file after --config", "--config");
-    } else {
-      continue;
-    }
-    auto text = util::read_file(path);
-    if (!text) return tl::unexpected(text.error());
-    auto file_args = config_file_args(*text, path);
-    if (!file_args) return tl::unexpected(file_args.error());
-    args.erase(args.begin() + static_cast<long>(k), args.begin() + static_cast<long>(k + drop));
-    args.insert(args.begin() + static_cast<long>(i), file_args->begin(), file_args->end());
-    config_end = i + file_args->size();
-    break;
-  }
+  std::size_t config_end = 0;  // words before this index came from a --config file
   bool model_from_config = false;
-  for (; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (!looks_like_flag(arg)) {
-      if (cmd.model.empty() || model_from_config) {
-        cmd.model = arg;  // a positional model wins over a config file's `model:`
-        model_from_config = false;
+
+  // `VAR=value ...` and `env VAR=value ...` before the command.
+  Result<void> read_env_assignments() {
+    auto assignments = [&]() -> Result<void> {
+      while (i < args.size() && is_env_assignment(args[i])) {
+        auto eq = args[i].find('=');
+        auto r = apply_vllm_env(cmd.flags, args[i].substr(0, eq), args[i].substr(eq + 1));
+        if (!r) return tl::unexpected(r.error());
+        ++i;
+      }
+      return {};
+    };
+    if (auto r = assignments(); !r) return r;
+    // `env VAR=value vllm ...` reads the same.
+    if (i < args.size() && args[i] == "env") {
+      ++i;
+      return assignments();
+    }
+    return {};
+  }
+
+  // Command prefixes: `vllm serve`, `python[3] -m vllm.entrypoints.openai.api_server`.
+  void skip_command_prefix() {
+    if (i < args.size() && (args[i] == "vllm" || args[i].ends_with("/vllm"))) {
+      ++i;
+      if (i < args.size() && args[i] == "serve") ++i;
+    } else if (i < args.size() && (args[i].starts_with("python"))) {
+      ++i;
+      if (i + 1 < args.size() && args[i] == "-m") {
+        std::string module = args[i + 1];
+        if (module.find("offline") != std::string::npos) cmd.flags.usage_context = UsageContext::llm_class;
+        i += 2;
+      }
+    }
+  }
+
+  // --config FILE.yaml: its flags go before the command line's, which win (argparse_utils.py).
+  Result<void> expand_config_file() {
+    config_end = i;
+    for (std::size_t k = i; k < args.size(); ++k) {
+      std::string path;
+      std::size_t drop = 0;
+      if (args[k] == "--config" && k + 1 < args.size()) {
+        path = args[k + 1];
+        drop = 2;
+      } else if (args[k].starts_with("--config=")) {
+        path = args[k].substr(9);
+        drop = 1;
+      } else if (args[k] == "--config") {
+        return make_error(ErrorCode::invalid_argument, "expected a YAML file after --config", "--config");
+      } else {
         continue;
       }
-      return make_error(ErrorCode::invalid_argument,
-                        "unexpected argument '" + arg + "' (the model is already '" + cmd.model + "')");
+      auto text = util::read_file(path);
+      if (!text) return tl::unexpected(text.error());
+      auto file_args = config_file_args(*text, path);
+      if (!file_args) return tl::unexpected(file_args.error());
+      args.erase(args.begin() + static_cast<long>(k), args.begin() + static_cast<long>(k + drop));
+      args.insert(args.begin() + static_cast<long>(i), file_args->begin(), file_args->end());
+      config_end = i + file_args->size();
+      break;
     }
+    return {};
+  }
+
+  // A word that is not a flag: the model, once.
+  Result<void> positional(const std::string& arg) {
+    if (cmd.model.empty() || model_from_config) {
+      cmd.model = arg;  // a positional model wins over a config file's `model:`
+      model_from_config = false;
+      return {};
+    }
+    return make_error(ErrorCode::invalid_argument, "unexpected argument '" + arg + "' (the model is already '" + cmd.model + "')");
+  }
+
+  Result<void> model_flag(const std::string& value_in, bool has_inline_value) {
+    std::string value = value_in;
+    if (!has_inline_value) {
+      if (i + 1 >= args.size()) return make_error(ErrorCode::invalid_argument, "expected a model after --model", "--model");
+      value = args[++i];
+    }
+    cmd.model = value;
+    model_from_config = i < config_end;
+    return {};
+  }
+
+  Result<void> attention_config(const std::string& arg, const std::string& name, std::string value, bool has_inline_value) {
+    const bool dotted = name.size() > std::string("--attention-config").size();
+    if (!has_inline_value) {
+      if (i + 1 < args.size() && !looks_like_flag(args[i + 1])) value = args[++i];
+      else if (dotted) value = "true";  // a bare boolean field
+      else return make_error(ErrorCode::invalid_argument, "expected a JSON object", name);
+    }
+    if (dotted) {
+      // The field keeps vLLM's spelling: underscores (the dashes come from the flag normalisation).
+      std::string field = arg.substr(std::string("--attention-config.").size());
+      if (auto eq = field.find('='); eq != std::string::npos) field = field.substr(0, eq);
+      std::replace(field.begin(), field.end(), '-', '_');
+      auto parsed = util::parse_json(value, name);  // depth-limited: a hostile value gets an error, not a deep recursion
+      return apply_attention_config(cmd, field, parsed ? *parsed : nlohmann::json(value));
+    }
+    auto parsed = util::parse_json(value, name);
+    if (!parsed) parsed = util::parse_json(python_literal_as_json(value), name);
+    if (!parsed || !parsed->is_object())
+      return make_error(ErrorCode::invalid_argument,
+                        "expected a JSON object such as '{\"use_fp4_indexer_cache\": true}', got '" + value + "'", name);
+    for (const auto& [field, v] : parsed->items()) {
+      auto r = apply_attention_config(cmd, field, v);
+      if (!r) return tl::unexpected(r.error());
+    }
+    return {};
+  }
+
+  // A flag of the table (flag_table): booleans with --no-X and --X=true|false, values inline or next.
+  Result<bool> table_flag(const std::string& name, std::string value, bool has_inline_value) {
+    bool negated = false;
+    const FlagSpec* spec = find_flag(name);
+    if (spec == nullptr && name.starts_with("--no-")) {
+      spec = find_flag("--" + name.substr(5));
+      negated = spec != nullptr && spec->arity == Arity::flag;
+      if (!negated) spec = nullptr;
+    }
+    if (spec == nullptr) return false;
+    if (spec->arity == Arity::flag) {
+      std::string v = negated ? "false" : "true";
+      if (has_inline_value) {
+        auto b = parse_bool_value(name, value);
+        if (!b) return tl::unexpected(b.error());
+        v = (*b != negated) ? "true" : "false";
+      }
+      if (auto r = spec->apply(cmd.flags, name, v); !r) return tl::unexpected(r.error());
+      return true;
+    }
+    if (!has_inline_value) {
+      if (i + 1 >= args.size() || (looks_like_flag(args[i + 1]) && args[i + 1] != "-1"))
+        return make_error(ErrorCode::invalid_argument, "expected a value", name);
+      value = args[++i];
+    }
+    if (auto r = spec->apply(cmd.flags, name, value); !r) return tl::unexpected(r.error());
+    return true;
+  }
+
+  // Not modelled. Memory-neutral flags are accepted silently; the rest get a warning.
+  void unmodelled_flag(const std::string& name, std::string value, bool has_inline_value) {
+    bool takes_value = !memory_neutral_bool_flags().count(name) && !unmodelled_bool_flags().count(name) &&
+                       (memory_neutral_value_flags().count(name) ||
+                        (i + 1 < args.size() && !looks_like_flag(args[i + 1])));
+    std::string shown = name;
+    if (takes_value && !has_inline_value && i + 1 < args.size()) value = args[++i], shown += " " + value;
+    else if (has_inline_value) shown += "=" + value;
+    if (name == "--revision") cmd.revision = value;  // which Hub revision the model is read at
+    if (memory_neutral_value_flags().count(name) || memory_neutral_bool_flags().count(name)) return;
+    cmd.warnings.push_back(unmodelled_warning(name, shown));
+  }
+
+  // One word from `i`: a positional, --model, --attention-config[.FIELD], a table flag or another.
+  Result<void> word() {
+    const std::string arg = args[i];
+    if (!looks_like_flag(arg)) return positional(arg);
     std::string name = arg, value;
     bool has_inline_value = false;
     // argparse splits `--flag=value`, and `-tp=2` for the short names too.
@@ -438,138 +593,27 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
     }
     // vLLM accepts underscores in flag names too.
     if (name.starts_with("--")) std::replace(name.begin() + 2, name.end(), '_', '-');
-    if (name == "--model") {
-      if (!has_inline_value) {
-        if (i + 1 >= args.size()) return make_error(ErrorCode::invalid_argument, "expected a model after --model", "--model");
-        value = args[++i];
-      }
-      cmd.model = value;
-      model_from_config = i < config_end;
-      continue;
-    }
-    if (name == "--attention-config" || name.starts_with("--attention-config.")) {
-      const bool dotted = name.size() > std::string("--attention-config").size();
-      if (!has_inline_value) {
-        if (i + 1 < args.size() && !looks_like_flag(args[i + 1])) value = args[++i];
-        else if (dotted) value = "true";  // a bare boolean field
-        else return make_error(ErrorCode::invalid_argument, "expected a JSON object", name);
-      }
-      if (dotted) {
-        // The field keeps vLLM's spelling: underscores (the dashes come from the flag normalisation).
-        std::string field = arg.substr(std::string("--attention-config.").size());
-        if (auto eq = field.find('='); eq != std::string::npos) field = field.substr(0, eq);
-        std::replace(field.begin(), field.end(), '-', '_');
-        auto parsed = util::parse_json(value, name);  // depth-limited: a hostile value gets an error, not a deep recursion
-        auto r = apply_attention_config(cmd, field, parsed ? *parsed : nlohmann::json(value));
-        if (!r) return tl::unexpected(r.error());
-        continue;
-      }
-      auto parsed = util::parse_json(value, name);
-      if (!parsed) parsed = util::parse_json(python_literal_as_json(value), name);
-      if (!parsed || !parsed->is_object())
-        return make_error(ErrorCode::invalid_argument,
-                          "expected a JSON object such as '{\"use_fp4_indexer_cache\": true}', got '" + value + "'", name);
-      for (const auto& [field, v] : parsed->items()) {
-        auto r = apply_attention_config(cmd, field, v);
-        if (!r) return tl::unexpected(r.error());
-      }
-      continue;
-    }
-    bool negated = false;
-    const FlagSpec* spec = find_flag(name);
-    if (spec == nullptr && name.starts_with("--no-")) {
-      spec = find_flag("--" + name.substr(5));
-      negated = spec != nullptr && spec->arity == Arity::flag;
-      if (!negated) spec = nullptr;
-    }
-    if (spec != nullptr) {
-      if (spec->arity == Arity::flag) {
-        std::string v = negated ? "false" : "true";
-        if (has_inline_value) {
-          auto b = parse_bool_value(name, value);
-          if (!b) return tl::unexpected(b.error());
-          v = (*b != negated) ? "true" : "false";
-        }
-        auto r = spec->apply(cmd.flags, name, v);
-        if (!r) return tl::unexpected(r.error());
-        continue;
-      }
-      if (!has_inline_value) {
-        if (i + 1 >= args.size() || (looks_like_flag(args[i + 1]) && args[i + 1] != "-1"))
-          return make_error(ErrorCode::invalid_argument, "expected a value", name);
-        value = args[++i];
-      }
-      auto r = spec->apply(cmd.flags, name, value);
-      if (!r) return tl::unexpected(r.error());
-      continue;
-    }
-    // Not modelled. Memory-neutral flags are accepted silently; the rest get a warning.
-    bool takes_value = !memory_neutral_bool_flags().count(name) && !unmodelled_bool_flags().count(name) &&
-                       (memory_neutral_value_flags().count(name) ||
-                        (i + 1 < args.size() && !looks_like_flag(args[i + 1])));
-    std::string shown = name;
-    if (takes_value && !has_inline_value && i + 1 < args.size()) value = args[++i], shown += " " + value;
-    else if (has_inline_value) shown += "=" + value;
-    if (name == "--revision") cmd.revision = value;  // which Hub revision the model is read at
-    if (memory_neutral_value_flags().count(name) || memory_neutral_bool_flags().count(name)) continue;
-    const std::string consequence = unmodelled_consequence(name);
-    cmd.warnings.push_back("vLLM flag " + shown + " is not modelled; the prediction ignores it" +
-                           (consequence.empty() ? "" : ": " + consequence));
-  }
-  return cmd;
-}
-
-Result<void> validate_flags(const VllmFlags& f) {
-  if (f.gpu_memory_utilization && (*f.gpu_memory_utilization <= 0.0 || *f.gpu_memory_utilization > 1.0))
-    return make_error(ErrorCode::invalid_argument,
-                      "must be in (0, 1], got " + util::fixed(*f.gpu_memory_utilization, 4) +
-                          " (it is a fraction of the GPU's total memory, e.g. 0.9)",
-                      "--gpu-memory-utilization");
-  auto positive = [](const auto& v, const char* flag) -> Result<void> {
-    if (v && *v <= 0)
-      return make_error(ErrorCode::invalid_argument, "must be a positive integer, got " + std::to_string(*v), flag);
+    if (name == "--model") return model_flag(value, has_inline_value);
+    if (name == "--attention-config" || name.starts_with("--attention-config."))
+      return attention_config(arg, name, value, has_inline_value);
+    auto known = table_flag(name, value, has_inline_value);
+    if (!known) return tl::unexpected(known.error());
+    if (!*known) unmodelled_flag(name, value, has_inline_value);
     return {};
-  };
-  for (auto r : {positive(f.tensor_parallel_size, "--tensor-parallel-size"),
-                 positive(f.pipeline_parallel_size, "--pipeline-parallel-size"),
-                 positive(f.data_parallel_size, "--data-parallel-size"), positive(f.max_num_seqs, "--max-num-seqs"),
-                 positive(f.max_num_batched_tokens, "--max-num-batched-tokens"), positive(f.block_size, "--block-size")}) {
-    if (!r) return r;
   }
-  if (f.max_model_len && *f.max_model_len <= 0)
-    return make_error(ErrorCode::invalid_argument,
-                      "must be a positive number of tokens (or auto / -1), got " + std::to_string(*f.max_model_len),
-                      "--max-model-len");
-  if (f.kv_cache_memory_bytes && *f.kv_cache_memory_bytes <= 0)
-    return make_error(ErrorCode::invalid_argument, "must be a positive size", "--kv-cache-memory-bytes");
-  if (f.pp_layer_partition) {
-    // A stage without layers is not something vLLM checks for; it cannot serve, so it is refused here.
-    if (auto parts = engine::parse_pp_layer_partition(*f.pp_layer_partition))
-      for (int n : *parts)
-        if (n < 1)
-          return make_error(ErrorCode::invalid_argument,
-                            "every pipeline stage needs at least one layer, got '" + *f.pp_layer_partition + "'",
-                            "VLLM_PP_LAYER_PARTITION");
-  }
-  if (f.cpu_offload_gb && !(*f.cpu_offload_gb >= 0 && *f.cpu_offload_gb < 1e6))
-    return make_error(ErrorCode::invalid_argument, "must be a size in GiB, 0 or more", "--cpu-offload-gb");
-  if (f.num_gpu_blocks_override && *f.num_gpu_blocks_override <= 0)
-    return make_error(ErrorCode::invalid_argument, "must be a positive integer", "--num-gpu-blocks-override");
-  if (f.kv_cache_dtype) {
-    static const std::vector<std::string> k_kv = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
-                                                  "bfloat16", "float16", "half", "int8_per_token_head",
-                                                  "fp8_per_token_head", "nvfp4"};
-    if (std::find(k_kv.begin(), k_kv.end(), *f.kv_cache_dtype) == k_kv.end())
-      return make_error(ErrorCode::invalid_argument,
-                        "expected one of " + util::or_list(k_kv) + ", got '" + *f.kv_cache_dtype + "'", "--kv-cache-dtype");
-  }
-  if (f.dtype) {
-    static const std::vector<std::string> k_dt = {"auto", "half", "float16", "bfloat16", "float", "float32"};
-    if (std::find(k_dt.begin(), k_dt.end(), *f.dtype) == k_dt.end())
-      return make_error(ErrorCode::invalid_argument, "expected one of " + util::or_list(k_dt) + ", got '" + *f.dtype + "'",
-                        "--dtype");
-  }
-  return {};
+};
+
+}  // namespace
+
+Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) {
+  CommandParser p;
+  p.args = args_in;
+  if (auto r = p.read_env_assignments(); !r) return tl::unexpected(r.error());
+  p.skip_command_prefix();
+  if (auto r = p.expand_config_file(); !r) return tl::unexpected(r.error());
+  for (; p.i < p.args.size(); ++p.i)
+    if (auto r = p.word(); !r) return tl::unexpected(r.error());
+  return std::move(p.cmd);
 }
 
 }  // namespace headroom

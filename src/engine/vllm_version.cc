@@ -1,26 +1,56 @@
 #include "headroom/vllm_version.h"
 
 #include <charconv>
+#include <cstdint>
 #include <string>
+
+#include "headroom/engine_limits.h"
 
 namespace headroom {
 
 namespace {
 
-bool parse_int(std::string_view s, int& out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
+enum class Parsed { ok, malformed, too_large };
+
+// A version component: digits only, at most limits::k_max_version_component (an overflowing
+// 4294967296 is refused, not wrapped to 0).
+Parsed parse_int(std::string_view s, int& out) {
+  if (s.empty()) return Parsed::malformed;
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range) return Parsed::too_large;
+  if (ec != std::errc() || p != s.data() + s.size()) return Parsed::malformed;
+  if (v < 0) return Parsed::malformed;
+  if (v > limits::k_max_version_component) return Parsed::too_large;
+  out = static_cast<int>(v);
+  return Parsed::ok;
 }
 
 }  // namespace
 
 Result<VllmVersion> VllmVersion::parse(std::string_view text) {
   std::string_view s = text;
+  // Long text is cut before it is quoted back.
+  const std::string shown = text.size() > 64 ? std::string(text.substr(0, 64)) + "..." : std::string(text);
   auto fail = [&] {
     return make_error(ErrorCode::invalid_argument,
-                      "expected a vLLM version like 0.19.0, v0.10.1.1 or 0.6.4.post1, got '" + std::string(text) + "'",
+                      "expected a vLLM version like 0.19.0, v0.10.1.1 or 0.6.4.post1, got '" + shown + "'",
                       "--vllm-version");
+  };
+  auto too_large = [&](std::string_view piece) {
+    const std::string number = piece.size() > 24 ? std::string(piece.substr(0, 24)) + "..." : std::string(piece);
+    return make_error(ErrorCode::invalid_argument,
+                      "version component " + number + " in '" + shown + "' is out of range (each part is at most " +
+                          std::to_string(limits::k_max_version_component) + "); expected a vLLM version like 0.19.0",
+                      "--vllm-version");
+  };
+  auto component = [&](std::string_view piece, int& out) -> Result<void> {
+    switch (parse_int(piece, out)) {
+      case Parsed::ok: return {};
+      case Parsed::too_large: return too_large(piece);
+      case Parsed::malformed: break;
+    }
+    return fail();
   };
   while (!s.empty() && (s.front() == ' ')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ')) s.remove_suffix(1);
@@ -35,7 +65,7 @@ Result<VllmVersion> VllmVersion::parse(std::string_view text) {
     std::size_t dot = s.find('.', start);
     std::string_view piece = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     if (piece.starts_with("post")) {
-      if (!parse_int(piece.substr(4), v.post)) return fail();
+      if (auto r = component(piece.substr(4), v.post); !r) return tl::unexpected(r.error());
     } else if (piece.starts_with("dev")) {
       // 0.11.1.dev12: development build of the version before it; keep the numbers.
     } else {
@@ -44,8 +74,9 @@ Result<VllmVersion> VllmVersion::parse(std::string_view text) {
       std::string_view tail = piece.substr(digits);
       if (digits == 0 || count == 4) return fail();
       if (!tail.empty() && !tail.starts_with("rc") && !tail.starts_with("post")) return fail();
-      parse_int(piece.substr(0, digits), parts[count++]);
-      if (tail.starts_with("post") && !parse_int(tail.substr(4), v.post)) return fail();
+      if (auto r = component(piece.substr(0, digits), parts[count++]); !r) return tl::unexpected(r.error());
+      if (tail.starts_with("post"))
+        if (auto r = component(tail.substr(4), v.post); !r) return tl::unexpected(r.error());
     }
     if (dot == std::string_view::npos) break;
     start = dot + 1;

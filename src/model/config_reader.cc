@@ -184,6 +184,10 @@ Result<std::optional<std::vector<std::int64_t>>> ConfigReader::get_int_list(cons
   std::vector<std::int64_t> out;
   for (const auto& e : v) {
     if (e.is_boolean()) out.push_back(e.get<bool>() ? 1 : 0);
+    else if (e.is_number_unsigned() && e.get<std::uint64_t>() >= (1ULL << 31))
+      return tl::unexpected(type_error(key, "array of integers below 2^31"));
+    else if (e.is_number_integer() && (e.get<std::int64_t>() >= (1LL << 31) || e.get<std::int64_t>() <= -(1LL << 31)))
+      return tl::unexpected(type_error(key, "array of integers below 2^31"));
     else if (e.is_number_integer() || e.is_number_unsigned()) out.push_back(e.get<std::int64_t>());
     else return tl::unexpected(type_error(key, "array of integers"));
   }

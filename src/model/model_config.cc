@@ -1,5 +1,7 @@
 // parse_model_config: a Hugging Face config.json → ModelSpec, the way vLLM's ModelConfig reads it.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <initializer_list>
 
 #include "model/model_internal.h"
@@ -24,6 +26,24 @@ const nlohmann::json& gemma3_text_defaults() {
   return k_defaults;
 }
 
+// A number within [min, max] (finite): numbers read from a config are checked before any
+// arithmetic uses them. Out of range: `origin:line:col: expected "key" between min and max, got VALUE`.
+Result<std::optional<double>> get_number_in(const ConfigReader& c, const std::string& key, double min, double max) {
+  auto v = c.get_number(key);
+  if (!v || !*v) return v;
+  const double d = **v;
+  if (std::isfinite(d) && d >= min && d <= max) return v;
+  auto shown = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return std::string(buf);
+  };
+  return tl::unexpected(Error{ErrorCode::parse_error,
+                              "expected \"" + c.display(key) + "\" between " + shown(min) + " and " + shown(max) + ", got " +
+                                  c.json().at(key).dump(),
+                              c.where(key)});
+}
+
 // Length keys vLLM considers, in its order (vllm/config/model.py _get_and_verify_max_len).
 const std::vector<std::string> k_max_length_keys = {
     "max_position_embeddings", "n_positions",       "max_seq_len",        "seq_length", "model_max_length",
@@ -45,7 +65,9 @@ Result<std::optional<RopeScaling>> read_rope_scaling(const ConfigReader& text) {
     type = legacy;
   }
   r.type = type.value_or("default");
-  HR_TRY(factor, rs->get_number("factor"));
+  // No published RoPE scaling stretches a model by more than 64x (yarn factors of 4-40, longrope's
+  // 32); 1,024 leaves room while keeping the derived length within 64-bit arithmetic.
+  HR_TRY(factor, get_number_in(*rs, "factor", 0.0, 1024.0));
   r.factor = factor.value_or(1.0);
   HR_TRY(orig, rs->get_int("original_max_position_embeddings"));
   r.original_max_position_embeddings = orig;
@@ -74,7 +96,7 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   HR_TRY(deepstack, vc->get_int_list("deepstack_visual_indexes"));
   HR_TRY(pin, vc->get_int("projector_input_dim"));
   HR_TRY(pout, vc->get_int("projector_output_dim"));
-  HR_TRY(shuffle, vc->get_number("pixel_shuffle_ratio"));
+  HR_TRY(shuffle, get_number_in(*vc, "pixel_shuffle_ratio", 0.0, 1.0));
   if (type) v.model_type = *type;
   if (depth) v.depth = static_cast<int>(depth->second);
   if (heads) v.num_heads = static_cast<int>(heads->second);
@@ -94,7 +116,7 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
     // Qwen2-VL: embed_dim is the tower width, hidden_size its output, MLP = embed_dim × mlp_ratio.
     v.hidden_size = static_cast<int>(*embed);
     if (hidden && !out) v.out_hidden_size = static_cast<int>(hidden->second);
-    HR_TRY(ratio, vc->get_number("mlp_ratio"));
+    HR_TRY(ratio, get_number_in(*vc, "mlp_ratio", 0.0, 64.0));
     v.intermediate_size = inter ? static_cast<int>(inter->second) : static_cast<int>(*embed * ratio.value_or(4.0));
   } else {
     if (hidden) v.hidden_size = static_cast<int>(hidden->second);
@@ -175,6 +197,27 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
                         "implausible \"vision_config.pixel_shuffle_ratio\": " + std::to_string(v.pixel_shuffle_ratio) +
                             " (expected 0 to 1)",
                         origin);
+  }
+  if (m.rope_scaling) {
+    // The length vLLM derives (base x factor) stays within the bound on max_position_embeddings.
+    const auto& rs = *m.rope_scaling;
+    const double base = static_cast<double>(std::max(m.max_position_embeddings, rs.original_max_position_embeddings.value_or(0)));
+    if (base * rs.factor > static_cast<double>(1LL << 32))
+      return make_error(ErrorCode::parse_error,
+                        "implausible \"rope_scaling.factor\": " + util::fixed(rs.factor, 2) + " x " + std::to_string(
+                            static_cast<std::int64_t>(base)) + " positions is more than 2^32 tokens",
+                        origin);
+  }
+  if (auto it = m.raw_config.find("partial_rotary_factor"); m.raw_config.is_object() && it != m.raw_config.end() && it->is_number()) {
+    const double partial = it->get<double>();
+    if (!(partial >= 0 && partial <= 1))
+      return make_error(ErrorCode::parse_error, "implausible \"partial_rotary_factor\": " + it->dump() + " (expected 0 to 1)",
+                        origin);
+  }
+  if (m.quantization) {
+    fields.push_back({"quantization_config.bits", m.quantization->bits, 64});
+    // group_size is -1 for per-channel GPTQ; only its size is bounded.
+    fields.push_back({"quantization_config.group_size", std::max(0, m.quantization->group_size), k_dim});
   }
   for (const auto& f : fields) {
     if (f.value < 0 || f.value > f.max)

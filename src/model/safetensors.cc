@@ -19,6 +19,13 @@ namespace {
 // hold ~1,000 entries each); anything bigger is a corrupt or non-safetensors file.
 constexpr std::uint64_t k_max_header_bytes = 100 * 1024 * 1024;
 
+// Bits per element; F4 and F6 are packed below a byte. 0 for a dtype headroom does not know.
+int dtype_bits(std::string_view d) {
+  if (d == "F4") return 4;
+  if (d == "F6_E2M3" || d == "F6_E3M2") return 6;
+  return 8 * dtype_bytes(d);
+}
+
 Result<TensorInfo> read_entry(const std::string& name, const nlohmann::json& entry, std::uint64_t data_bytes,
                               const std::string& path) {
   auto bad = [&](const std::string& what) {
@@ -46,10 +53,30 @@ Result<TensorInfo> read_entry(const std::string& name, const nlohmann::json& ent
     return bad("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] lie outside the " +
                std::to_string(data_bytes) + " data bytes of the file");
   t.bytes = static_cast<Bytes>(end - begin);
+  // The safetensors format's own validation (safetensors/src/tensor.rs Metadata::validate): the
+  // shape times the dtype's size is the byte range, computed without overflow. A tensor whose shape
+  // does not match its bytes is refused, as the loader refuses it.
+  if (const int bits = dtype_bits(t.dtype); bits > 0) {
+    unsigned __int128 elements = 1;
+    for (std::int64_t d : t.shape) {
+      elements *= static_cast<std::uint64_t>(d);
+      if (elements > (static_cast<unsigned __int128>(1) << 64)) {  // far past any file size; stop before overflow
+        elements = (static_cast<unsigned __int128>(1) << 64) + 1;
+        break;
+      }
+    }
+    const unsigned __int128 needed_bits = elements * static_cast<unsigned>(bits);
+    std::string dims;
+    for (std::int64_t d : t.shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    if (needed_bits != static_cast<unsigned __int128>(end - begin) * 8)
+      return bad("shape [" + dims + "] of " + t.dtype + " does not match data_offsets [" + std::to_string(begin) + ", " +
+                 std::to_string(end) + "] (" + std::to_string(end - begin) + " bytes); the file is corrupt");
+  }
   return t;
 }
 
 }  // namespace
+
 
 int dtype_bytes(std::string_view d) {
   if (d == "F64" || d == "I64" || d == "U64" || d == "C64") return 8;

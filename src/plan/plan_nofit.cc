@@ -1,6 +1,7 @@
 // When nothing fits: the reason (from the most capable layout tried) and the smallest changes that
 // fit, each found by a recommendation-only search with one thing changed.
 #include <algorithm>
+#include <cmath>
 
 #include "plan/plan_internal.h"
 #include "util/strings.h"
@@ -83,17 +84,20 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
     nf.reason = "with " + layout_text(best->layout) + ": " + best->failure;
   }
 
-  // Changes to the request first (no new hardware), then the model, then the hardware.
+  // Changes to the request first (no new hardware), then the model, then the hardware. Each
+  // serves the workload the reason speaks of (plan.context_tokens), unless it is the change.
+  PlanRequest pinned = r;
+  pinned.context_tokens = plan.context_tokens;
   auto add = [&](std::string kind, std::string summary, std::string option) {
     nf.changes.push_back({std::move(kind), std::move(summary), std::move(option)});
   };
   if (!r.allow_fp8_kv && s.gpus.gpu.fp8_supported && s.version.is_v1_engine() && !kv_dtype_is_fixed_fp8(s.model)) {
-    PlanRequest q = r;
+    PlanRequest q = pinned;
     q.allow_fp8_kv = true;
     if (auto c = fits(s, s.gpus, q)) add("fp8_kv_cache", "an fp8 KV cache fits: " + config_text(*c), "--allow-fp8-kv");
   }
   if (!r.allow_eager) {
-    PlanRequest q = r;
+    PlanRequest q = pinned;
     q.allow_eager = true;
     if (auto c = fits(s, s.gpus, q); c && c->flags.enforce_eager)
       add("eager", "eager mode (no CUDA graphs) fits: " + config_text(*c), "--allow-eager");
@@ -107,8 +111,12 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
                                  std::to_string(r.concurrency) + " request(s): " + config_text(*c),
           "--context " + std::to_string(c->prediction.settings.max_model_len));
     if (r.concurrency > 1) {
-      for (int n = r.concurrency - 1; n >= 1; n = n > 8 ? n * 3 / 4 : n - 1) {
-        PlanRequest q2 = r;
+      // At the same context: start from the requests the most capable layout's KV cache holds
+      // (more cannot fit), then step down; n - n/4 cannot overflow, and the steps are few.
+      const double held = std::floor(best->at_hi.max_concurrency + 1e-9);
+      int n = static_cast<int>(std::clamp<double>(held, 1.0, static_cast<double>(r.concurrency - 1)));
+      for (int tries = 0; n >= 1 && tries < 12; ++tries, n = n > 8 ? n - n / 4 : n - 1) {
+        PlanRequest q2 = pinned;
         q2.concurrency = n;
         if (auto c = fits(s, s.gpus, q2)) {
           add("fewer_requests", std::to_string(n) + " request(s) of " + util::with_commas(plan.context_tokens) + " tokens at once fit: " + config_text(*c),
@@ -121,14 +129,14 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
   if (others > 0) {
     GpuSetup idle = s.gpus;
     idle.free_bytes.reset();
-    if (auto c = fits(s, idle, r)) add("free_memory", "with the " + gib(others) + " other processes hold freed: " + config_text(*c), "--used-gib 0");
+    if (auto c = fits(s, idle, pinned)) add("free_memory", "with the " + gib(others) + " other processes hold freed: " + config_text(*c), "--used-gib 0");
   }
   int quantized_found = 0;
   for (const auto& id : quantized_variants(s.model)) {
     if (quantized_found >= 3) break;
     auto qm = catalog_model(id);
     if (!qm || !checkpoint_runs_on(*qm, s.gpus.gpu)) continue;
-    PlanRequest q = r;
+    PlanRequest q = pinned;
     if (q.context_tokens && *q.context_tokens > 0) {
       // The variant may declare a different maximum; do not ask for more than it supports.
       q.context_tokens = std::min<std::int64_t>(*q.context_tokens, qm->max_position_embeddings > 0 ? qm->max_position_embeddings : *q.context_tokens);
@@ -143,7 +151,7 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
     }
   }
   if (!s.model.quantization && s.gpus.gpu.fp8_supported && !s.quantization) {
-    if (auto c = fits(s, s.gpus, r, std::string("fp8")))
+    if (auto c = fits(s, s.gpus, pinned, std::string("fp8")))
       add("fp8_weights", "quantizing the weights to fp8 at load (--quantization fp8) fits: " + config_text(*c), "--quantization fp8");
   }
   // More GPUs of the same model: 2, 4, 8 in one node, then 2, 4, 8 nodes of 8.
@@ -158,7 +166,7 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
       GpuSetup more = s.gpus;
       more.count = per;
       more.nodes = nodes;
-      PlanRequest q = r;
+      PlanRequest q = pinned;
       q.max_gpus.reset();
       if (auto c = fits(s, more, q)) {
         const int used = c->prediction.gpus_used;

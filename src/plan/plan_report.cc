@@ -93,7 +93,7 @@ std::string render_plan_text(const ModelSpec& model, const Plan& plan, TextStyle
                     util::fixed(to_gib(g.gpu.total_bytes), 2) + " GiB each";
   if (g.free_bytes) gpu += ", " + util::fixed(to_gib(*g.free_bytes), 2) + " GiB free";
   line(bold("plan") + "  " + model.id + " on " + gpu + ", vLLM " + plan.version.to_string());
-  line("      requests up to " + util::with_commas(plan.context_tokens) + " tokens" + (r.context_tokens ? "" : " (the longest that fits)") +
+  line("      requests up to " + util::with_commas(plan.context_tokens) + " tokens" + (r.context_tokens ? "" : " (no --context: chosen by the plan)") +
        ", " + std::to_string(r.concurrency) + " at once; goal " + std::string(to_string(r.goal)) + "; safety margin " +
        util::fixed(to_gib(plan.safety_margin_bytes), 2) + " GiB per GPU");
   line("");

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/vllm_defaults.h"
+#include "headroom/engine_limits.h"
 #include "headroom/history.h"
 #include "plan/plan_internal.h"
 #include "util/strings.h"
@@ -129,6 +130,198 @@ double throughput_score(const SearchState& s, const Evaluation& e) {
   return data_parallel_for(s, e.layout) * per_replica * std::pow(0.9, std::log2(static_cast<double>(e.layout.gpus())));
 }
 
+// The longest context (rounded as a user writes it) that some layout serves for `requests`
+// requests at once, at least `at_least` tokens; 0 when none does.
+std::int64_t longest_served(SearchState& s, const std::vector<Layout>& layouts, const std::vector<Variant>& vs, int requests,
+                            std::optional<std::int64_t> at_least) {
+  std::int64_t best = 0;
+  for (Layout l : layouts) {
+    for (const auto& v : vs) {
+      std::int64_t reach = s.searcher.longest_context(l, v, requests, s.model_max_len);
+      if (reach <= 0) continue;
+      if (at_least && reach < *at_least) continue;
+      best = std::max(best, round_context(reach, s.model_max_len));
+      break;
+    }
+  }
+  return best;
+}
+
+// Without --context, a throughput or latency plan is sized for at least this many requests at
+// once: the longest context that holds only one leaves a single utilization at which it starts, so
+// the plan's own uncertainty (the KV range `check` prints) has no room. Not shorter than
+// k_min_default_context unless nothing longer serves them.
+constexpr int k_several_requests = 4;
+constexpr std::int64_t k_min_default_context = 4096;
+
+struct ContextChoice {
+  std::int64_t tokens = 0;
+  int requests = 1;  // the requests at once it was sized for
+};
+
+// The context the plan serves: the request's; for the context goal the longest that serves
+// `concurrency` requests; otherwise the longest that serves several (the longest for one request is
+// then the "longer context" alternative).
+ContextChoice choose_context(SearchState& s, const std::vector<Layout>& layouts, const std::vector<Variant>& vs) {
+  const auto& r = s.request;
+  if (r.context_tokens && r.goal != PlanGoal::context) return {*r.context_tokens, r.concurrency};
+  const std::int64_t longest = longest_served(s, layouts, vs, r.concurrency, r.context_tokens);
+  if (longest <= 0) return {r.context_tokens.value_or(s.model_max_len), r.concurrency};
+  if (r.goal == PlanGoal::context || r.concurrency >= k_several_requests) return {longest, r.concurrency};
+  const std::int64_t several = longest_served(s, layouts, vs, k_several_requests, std::nullopt);
+  if (several < std::min(longest, k_min_default_context)) return {longest, r.concurrency};
+  return {several, k_several_requests};
+}
+
+// The max_model_len choice says why a context sized for several requests was picked.
+void explain_default_context(const ContextChoice& context, const SearchState& s, Plan& plan) {
+  if (!plan.recommended || context.requests <= s.request.concurrency) return;
+  for (auto& c : plan.recommended->choices) {
+    if (c.setting != "max_model_len" || std::stoll(c.value) == plan.model_max_len) continue;
+    c.reason = "no --context given: the longest that holds " + std::to_string(context.requests) +
+               " requests at once, so several are served and the utilization keeps room for the prediction's uncertainty "
+               "(the model allows " + util::with_commas(plan.model_max_len) + "; a longer context for fewer requests is an alternative)";
+  }
+}
+
+// vLLM's default max_num_seqs for this GPU (arg_utils.py get_batch_defaults; it does not depend
+// on the layout), from one prediction.
+Result<int> default_max_num_seqs(SearchState& s) {
+  auto p = s.searcher.predict_with_margin({1, 1}, s.searcher.flags_for({1, 1}, Variant{"auto", std::nullopt, false},
+                                                                       s.request.context_tokens.value_or(s.model_max_len), 90));
+  if (!p) return tl::unexpected(p.error());
+  return p->settings.max_num_seqs;
+}
+
+// Each layout's first variant that serves `len` (kept in s.tried); the feasible ones.
+std::vector<Evaluation> evaluate_layouts(SearchState& s, const std::vector<Layout>& all_layouts, const std::vector<Variant>& vs,
+                                         std::int64_t len) {
+  std::vector<Evaluation> feasible;
+  for (Layout l : all_layouts) {
+    Evaluation e = best_variant(s, l, vs, len);
+    s.tried.push_back(e);
+    if (e.feasible) feasible.push_back(e);
+  }
+  return feasible;
+}
+
+// The feasible layout the goal prefers (docs/plan.md, step 6).
+const Evaluation* choose_by_goal(const SearchState& s, const std::vector<Evaluation>& feasible) {
+  const PlanRequest& request = s.request;
+  const Evaluation* chosen = &feasible.front();
+  for (const auto& e : feasible) {
+    if (request.goal == PlanGoal::throughput) {
+      if (throughput_score(s, e) > throughput_score(s, *chosen) * 1.01) chosen = &e;
+    } else if (request.goal == PlanGoal::latency) {
+      auto key = [](const Evaluation& x) { return std::make_pair(-x.layout.pp, x.layout.tp); };
+      if (key(e) > key(*chosen)) chosen = &e;
+    } else if (e.at_hi.kv_cache_tokens > chosen->at_hi.kv_cache_tokens * 1.01 && chosen->layout.gpus() == e.layout.gpus()) {
+      chosen = &e;  // context: every layout here reaches the context; prefer fewer GPUs, then more KV
+    }
+  }
+  return chosen;
+}
+
+// Alternatives to the recommendation, each on the same search, at most three: another
+// context/concurrency balance, the other KV cache dtype, another layout, eager mode.
+void add_alternatives(SearchState& s, const Evaluation* chosen, const std::vector<Evaluation>& feasible, Plan& plan) {
+  const PlanRequest& request = s.request;
+  const GpuSetup& gpus = s.gpus;
+  const VllmVersion& version = s.version;
+  auto add = [&](std::optional<PlannedConfig> c, std::string trade_off) {
+    if (!c || plan.alternatives.size() >= 3) return;
+    c->trade_off = std::move(trade_off);
+    plan.alternatives.push_back(std::move(*c));
+  };
+  const auto& rp = plan.recommended->prediction;
+  const std::int64_t rec_len = rp.settings.max_model_len;
+  const double rec_requests = plan.recommended->requests_at_context;
+  // 1. Longer context for fewer requests, or more requests at a shorter context.
+  if (request.goal != PlanGoal::context) {
+    std::int64_t reach = round_context(s.searcher.longest_context(chosen->layout, chosen->variant, 1, s.model_max_len),
+                                       s.model_max_len);
+    if (reach > rec_len + rec_len / 4) {
+      Evaluation e = s.searcher.evaluate(chosen->layout, chosen->variant, reach, 1);
+      if (e.feasible) {
+        auto c = build_config(s, e, data_parallel_for(s, e.layout), "longer context");
+        if (c)
+          add(c, "requests up to " + util::with_commas(reach) + " tokens, but " + util::fixed(c->requests_at_context, 1) +
+                     " of them at once per replica (vs " + util::fixed(rec_requests, 1) + " at " + util::with_commas(rec_len) + ")");
+      }
+    }
+  } else {
+    std::int64_t shorter = request.context_tokens && *request.context_tokens < rec_len ? *request.context_tokens : rec_len / 4;
+    if (shorter >= 16) {
+      Variant v = chosen->variant;
+      Evaluation e = s.searcher.evaluate(chosen->layout, v, shorter, request.concurrency);
+      if (e.feasible) {
+        auto c = build_config(s, e, 1, "more concurrent requests");
+        if (c)
+          add(c, util::fixed(c->requests_at_context, 1) + " requests of " + util::with_commas(shorter) +
+                     " tokens at once instead of " + util::fixed(rec_requests, 1) + " of " + util::with_commas(rec_len));
+      }
+    }
+  }
+  // 2. The other KV cache dtype.
+  if (fp8_kv_possible(s)) {
+    Variant v = chosen->variant;
+    v.kv_cache_dtype = v.kv_cache_dtype == "fp8" ? "auto" : "fp8";
+    Evaluation e = s.searcher.evaluate(chosen->layout, v, rec_len, request.concurrency);
+    if (e.feasible) {
+      auto c = build_config(s, e, data_parallel_for(s, e.layout), v.kv_cache_dtype == "fp8" ? "fp8 KV cache" : "full-precision KV cache");
+      if (c) {
+        std::string t = util::with_commas(c->prediction.kv_cache_tokens) + " tokens of KV cache instead of " +
+                        util::with_commas(rp.kv_cache_tokens);
+        if (v.kv_cache_dtype == "fp8")
+          t += "; fp8 keys and values cost a little accuracy" +
+               std::string(request.allow_fp8_kv ? "" : " (--allow-fp8-kv lets the plan choose it)");
+        else
+          t += "; no fp8 rounding of keys and values";
+        add(c, t);
+      }
+    }
+  }
+  // 3. Another layout: the latency pick for throughput plans, the throughput pick otherwise.
+  {
+    const Evaluation* other = nullptr;
+    for (const auto& e : feasible) {
+      if (e.layout == chosen->layout) continue;
+      if (request.goal == PlanGoal::throughput) {
+        if (!other || (e.layout.pp <= other->layout.pp && e.layout.tp > other->layout.tp)) other = &e;
+      } else if (!other || e.layout.gpus() < other->layout.gpus()) {
+        other = &e;
+      }
+    }
+    if (other) {
+      int dp = other->layout.gpus() < chosen->layout.gpus() ? std::max(1, s.gpu_limit / other->layout.gpus()) : 1;
+      if (gpus.nodes > 1 || version < VllmVersion{0, 9}) dp = 1;
+      auto c = build_config(s, *other, dp, layout_text(other->layout) + (dp > 1 ? " × " + std::to_string(dp) + " replicas" : ""));
+      if (c) {
+        std::string t = other->layout.gpus() > chosen->layout.gpus()
+                            ? "one larger replica: lower latency per token and " +
+                                  util::fixed(c->requests_at_context, 1) + " requests of " + util::with_commas(rec_len) +
+                                  " tokens at once in it, but fewer replicas"
+                            : "smaller replicas: " + std::to_string(dp) + " of them with " + util::fixed(c->requests_at_context, 1) +
+                                  " requests each; more throughput, slower tokens";
+        add(c, t);
+      }
+    }
+  }
+  // 4. Eager mode: the CUDA graph memory goes to the KV cache, decoding gets slower.
+  if (!chosen->variant.enforce_eager && plan.alternatives.size() < 3) {
+    Variant v = chosen->variant;
+    v.enforce_eager = true;
+    Evaluation e = s.searcher.evaluate(chosen->layout, v, rec_len, request.concurrency);
+    if (e.feasible) {
+      auto c = build_config(s, e, data_parallel_for(s, e.layout), "eager mode");
+      if (c && c->prediction.kv_cache_tokens > rp.kv_cache_tokens)
+        add(c, "no CUDA graphs (" + gib(rp.memory.cuda_graph) + "): " + util::with_commas(c->prediction.kv_cache_tokens) +
+                   " KV tokens instead of " + util::with_commas(rp.kv_cache_tokens) +
+                   ", but every decode step runs eagerly (slower, most at small batches)");
+    }
+  }
+}
+
 }  // namespace
 
 Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request, const VllmVersion& version,
@@ -146,43 +339,16 @@ Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequ
   plan.safety_margin_bytes = margin;
   plan.model_max_len = s.model_max_len;
 
-  // vLLM's default batch limits for this GPU (they do not depend on the layout).
-  int default_seqs = 256;
-  {
-    auto p = s.searcher.predict_with_margin({1, 1}, s.searcher.flags_for({1, 1}, Variant{"auto", std::nullopt, false},
-                                                                         request.context_tokens.value_or(s.model_max_len), 90));
-    if (!p) return tl::unexpected(p.error());
-    default_seqs = p->settings.max_num_seqs;
-  }
+  auto default_seqs = default_max_num_seqs(s);
+  if (!default_seqs) return tl::unexpected(default_seqs.error());
   const auto all_layouts = layouts(model, gpus, s.gpu_limit);
-  const auto vs = variants(s, default_seqs);
+  const auto vs = variants(s, *default_seqs);
 
-  // The context the plan serves: the request's; otherwise (and for the context goal) the longest
-  // that some layout serves for `concurrency` requests, up to the model's maximum.
-  std::int64_t len = request.context_tokens.value_or(s.model_max_len);
-  std::vector<std::pair<Layout, Variant>> context_variant;  // context goal: the variant that reaches it
-  if (!request.context_tokens || request.goal == PlanGoal::context) {
-    std::int64_t best = 0;
-    for (Layout l : all_layouts) {
-      for (const auto& v : vs) {
-        std::int64_t reach = s.searcher.longest_context(l, v, request.concurrency, s.model_max_len);
-        if (reach <= 0) continue;
-        if (request.context_tokens && reach < *request.context_tokens) continue;
-        reach = round_context(reach, s.model_max_len);
-        if (reach > best) best = reach;
-        break;
-      }
-    }
-    if (best > 0) len = best;
-  }
+  const ContextChoice context = choose_context(s, all_layouts, vs);
+  const std::int64_t len = context.tokens;
   plan.context_tokens = len;
 
-  std::vector<Evaluation> feasible;
-  for (Layout l : all_layouts) {
-    Evaluation e = best_variant(s, l, vs, len);
-    s.tried.push_back(e);
-    if (e.feasible) feasible.push_back(e);
-  }
+  const std::vector<Evaluation> feasible = evaluate_layouts(s, all_layouts, vs, len);
   plan.predictions_run = s.searcher.predictions();
   if (feasible.empty()) {
     if (depth == SearchDepth::full) plan.no_fit = analyse_no_fit(s, plan);
@@ -190,17 +356,7 @@ Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequ
     return plan;
   }
 
-  const Evaluation* chosen = &feasible.front();
-  for (const auto& e : feasible) {
-    if (request.goal == PlanGoal::throughput) {
-      if (throughput_score(s, e) > throughput_score(s, *chosen) * 1.01) chosen = &e;
-    } else if (request.goal == PlanGoal::latency) {
-      auto key = [](const Evaluation& x) { return std::make_pair(-x.layout.pp, x.layout.tp); };
-      if (key(e) > key(*chosen)) chosen = &e;
-    } else if (e.at_hi.kv_cache_tokens > chosen->at_hi.kv_cache_tokens * 1.01 && chosen->layout.gpus() == e.layout.gpus()) {
-      chosen = &e;  // context: every layout here reaches the context; prefer fewer GPUs, then more KV
-    }
-  }
+  const Evaluation* chosen = choose_by_goal(s, feasible);
   auto rec = build_config(s, *chosen, data_parallel_for(s, chosen->layout), "recommended");
   if (!rec) {
     if (depth == SearchDepth::full) plan.no_fit = analyse_no_fit(s, plan);
@@ -209,101 +365,8 @@ Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequ
   plan.recommended = std::move(*rec);
   if (depth == SearchDepth::full) {
     explain(s, *chosen, plan);
-
-    // Alternatives: another context/concurrency balance, the other KV cache dtype, another
-    // layout, eager mode — each on the same search, at most three.
-    auto add = [&](std::optional<PlannedConfig> c, std::string trade_off) {
-      if (!c || plan.alternatives.size() >= 3) return;
-      c->trade_off = std::move(trade_off);
-      plan.alternatives.push_back(std::move(*c));
-    };
-    const auto& rp = plan.recommended->prediction;
-    const std::int64_t rec_len = rp.settings.max_model_len;
-    const double rec_requests = plan.recommended->requests_at_context;
-    // 1. Longer context for fewer requests, or more requests at a shorter context.
-    if (request.goal != PlanGoal::context) {
-      std::int64_t reach = round_context(s.searcher.longest_context(chosen->layout, chosen->variant, 1, s.model_max_len),
-                                         s.model_max_len);
-      if (reach > rec_len + rec_len / 4) {
-        Evaluation e = s.searcher.evaluate(chosen->layout, chosen->variant, reach, 1);
-        if (e.feasible) {
-          auto c = build_config(s, e, data_parallel_for(s, e.layout), "longer context");
-          if (c)
-            add(c, "requests up to " + util::with_commas(reach) + " tokens, but " + util::fixed(c->requests_at_context, 1) +
-                       " of them at once per replica (vs " + util::fixed(rec_requests, 1) + " at " + util::with_commas(rec_len) + ")");
-        }
-      }
-    } else {
-      std::int64_t shorter = request.context_tokens && *request.context_tokens < rec_len ? *request.context_tokens : rec_len / 4;
-      if (shorter >= 16) {
-        Variant v = chosen->variant;
-        Evaluation e = s.searcher.evaluate(chosen->layout, v, shorter, request.concurrency);
-        if (e.feasible) {
-          auto c = build_config(s, e, 1, "more concurrent requests");
-          if (c)
-            add(c, util::fixed(c->requests_at_context, 1) + " requests of " + util::with_commas(shorter) +
-                       " tokens at once instead of " + util::fixed(rec_requests, 1) + " of " + util::with_commas(rec_len));
-        }
-      }
-    }
-    // 2. The other KV cache dtype.
-    if (fp8_kv_possible(s)) {
-      Variant v = chosen->variant;
-      v.kv_cache_dtype = v.kv_cache_dtype == "fp8" ? "auto" : "fp8";
-      Evaluation e = s.searcher.evaluate(chosen->layout, v, rec_len, request.concurrency);
-      if (e.feasible) {
-        auto c = build_config(s, e, data_parallel_for(s, e.layout), v.kv_cache_dtype == "fp8" ? "fp8 KV cache" : "full-precision KV cache");
-        if (c) {
-          std::string t = util::with_commas(c->prediction.kv_cache_tokens) + " tokens of KV cache instead of " +
-                          util::with_commas(rp.kv_cache_tokens);
-          if (v.kv_cache_dtype == "fp8")
-            t += "; fp8 keys and values cost a little accuracy" +
-                 std::string(request.allow_fp8_kv ? "" : " (--allow-fp8-kv lets the plan choose it)");
-          else
-            t += "; no fp8 rounding of keys and values";
-          add(c, t);
-        }
-      }
-    }
-    // 3. Another layout: the latency pick for throughput plans, the throughput pick otherwise.
-    {
-      const Evaluation* other = nullptr;
-      for (const auto& e : feasible) {
-        if (e.layout == chosen->layout) continue;
-        if (request.goal == PlanGoal::throughput) {
-          if (!other || (e.layout.pp <= other->layout.pp && e.layout.tp > other->layout.tp)) other = &e;
-        } else if (!other || e.layout.gpus() < other->layout.gpus()) {
-          other = &e;
-        }
-      }
-      if (other) {
-        int dp = other->layout.gpus() < chosen->layout.gpus() ? std::max(1, s.gpu_limit / other->layout.gpus()) : 1;
-        if (gpus.nodes > 1 || version < VllmVersion{0, 9}) dp = 1;
-        auto c = build_config(s, *other, dp, layout_text(other->layout) + (dp > 1 ? " × " + std::to_string(dp) + " replicas" : ""));
-        if (c) {
-          std::string t = other->layout.gpus() > chosen->layout.gpus()
-                              ? "one larger replica: lower latency per token and " +
-                                    util::fixed(c->requests_at_context, 1) + " requests of " + util::with_commas(rec_len) +
-                                    " tokens at once in it, but fewer replicas"
-                              : "smaller replicas: " + std::to_string(dp) + " of them with " + util::fixed(c->requests_at_context, 1) +
-                                    " requests each; more throughput, slower tokens";
-          add(c, t);
-        }
-      }
-    }
-    // 4. Eager mode: the CUDA graph memory goes to the KV cache, decoding gets slower.
-    if (!chosen->variant.enforce_eager && plan.alternatives.size() < 3) {
-      Variant v = chosen->variant;
-      v.enforce_eager = true;
-      Evaluation e = s.searcher.evaluate(chosen->layout, v, rec_len, request.concurrency);
-      if (e.feasible) {
-        auto c = build_config(s, e, data_parallel_for(s, e.layout), "eager mode");
-        if (c && c->prediction.kv_cache_tokens > rp.kv_cache_tokens)
-          add(c, "no CUDA graphs (" + gib(rp.memory.cuda_graph) + "): " + util::with_commas(c->prediction.kv_cache_tokens) +
-                     " KV tokens instead of " + util::with_commas(rp.kv_cache_tokens) +
-                     ", but every decode step runs eagerly (slower, most at small batches)");
-      }
-    }
+    explain_default_context(context, s, plan);
+    add_alternatives(s, chosen, feasible, plan);
   }
   plan.predictions_run = s.searcher.predictions();
   return plan;
@@ -360,6 +423,10 @@ Result<Plan> make_plan(const ModelSpec& model, const GpuSetup& gpus, const PlanR
   if (request.concurrency < 1)
     return make_error(ErrorCode::invalid_argument, "expected at least 1 request, got " + std::to_string(request.concurrency),
                       "--concurrency");
+  // Sizes before the search: its work grows with the GPUs, the context and the concurrency.
+  if (auto ok = validate_plan_sizes(request.context_tokens, request.concurrency, request.max_gpus); !ok)
+    return tl::unexpected(ok.error());
+  if (auto ok = validate_gpu_setup_size(gpus); !ok) return tl::unexpected(ok.error());
   const int nodes = std::max(1, gpus.nodes);
   const int available = gpus.count * nodes;
   if (request.max_gpus) {

@@ -216,7 +216,12 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
     for (const auto& r : p.uncertainty->reasons) line("            " + r);
   }
   line("          max concurrency at " + util::with_commas(s.max_model_len) + " tokens: " + util::fixed(p.max_concurrency, 2) + "x");
-  if (p.largest_fitting_max_model_len > 0)
+  // vLLM refuses requests longer than max_model_len, whatever the KV cache could hold: a longer
+  // fitting length is a max_model_len that would fit, not a request this configuration serves.
+  if (p.largest_fitting_max_model_len > s.max_model_len && s.max_model_len > 0)
+    line("          longest request served: " + util::with_commas(s.max_model_len) + " tokens (max_model_len); a max_model_len up to " +
+         util::with_commas(p.largest_fitting_max_model_len) + " would fit");
+  else if (p.largest_fitting_max_model_len > 0)
     line("          longest request that fits: " + util::with_commas(p.largest_fitting_max_model_len) + " tokens");
   } else {
     line("kv cache  not sized: startup stops before the KV cache is allocated");

@@ -114,7 +114,9 @@ std::string py_round2(double value) {
 }
 
 std::string with_commas(long long n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
+  // Through unsigned, so the most negative value has a magnitude too.
+  const unsigned long long magnitude = n < 0 ? 0ULL - static_cast<unsigned long long>(n) : static_cast<unsigned long long>(n);
+  std::string digits = std::to_string(magnitude);
   std::string out;
   int count = 0;
   for (auto it = digits.rbegin(); it != digits.rend(); ++it) {

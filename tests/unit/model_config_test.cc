@@ -28,6 +28,37 @@ nlohmann::json base_config() {
           {"num_hidden_layers", 4},                {"num_attention_heads", 8}, {"vocab_size", 1000}};
 }
 
+// rope_scaling.factor 1e300 multiplied the length into a negative max_model_len; numbers read from
+// a config are range-checked, with the key's line and column, before any arithmetic.
+TEST(ModelConfig, AbsurdRopeScalingFactorIsRefusedWithItsPosition) {
+  const std::string text =
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", \"hidden_size\": 1024,\n"
+      " \"num_hidden_layers\": 4, \"num_attention_heads\": 8, \"vocab_size\": 1000,\n"
+      " \"max_position_embeddings\": 8192,\n"
+      " \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 1e300}}";
+  auto spec = parse_model_config_text(text, "config.json");
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().to_string(), "config.json:4:40: expected \"rope_scaling.factor\" between 0 and 1024, got 1e+300");
+}
+
+TEST(ModelConfig, RopeScalingBeyondTwoToThe32TokensIsRefused) {
+  nlohmann::json j = base_config();
+  j["max_position_embeddings"] = 1LL << 30;
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 64.0}};
+  auto spec = parse_model_config(j, "config.json");
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("implausible \"rope_scaling.factor\""), std::string::npos) << spec.error().message;
+}
+
+TEST(ModelConfig, HugeIntegersInListsAreRefused) {
+  nlohmann::json j = base_config();
+  j["cross_attention_layers"] = {1, 9223372036854775807LL};
+  auto spec = parse_model_config(j, "config.json");
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().message, "expected array of integers below 2^31 \"cross_attention_layers\", got array");
+}
+
+
 TEST(ModelConfig, DenseGqaModel) {
   ModelSpec m = load_fixture("llama_gqa.json");
   EXPECT_EQ(m.architecture, "LlamaForCausalLM");

@@ -31,6 +31,24 @@ TEST(Safetensors, ReadsHeaderAndSkipsMetadata) {
   EXPECT_EQ((*r)[1].bytes, 4);
 }
 
+// A shape of 2^62 x 4 BF16 elements claims 2^65 bytes; its data_offsets hold 16. The format's own
+// validation refuses such a tensor, so headroom refuses it too, without overflowing the product.
+TEST(Safetensors, ShapeThatDoesNotMatchItsBytesIsRefused) {
+  TempDir dir;
+  fs::path f = dir.path() / "x.safetensors";
+  write_bytes(f, safetensors(R"({"w":{"dtype":"BF16","shape":[4611686018427387904,4],"data_offsets":[0,16]}})", 16));
+  auto r = read_safetensors_header(f.string());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(), f.string() +
+                                       ": tensor \"w\": shape [4611686018427387904, 4] of BF16 does not match data_offsets "
+                                       "[0, 16] (16 bytes); the file is corrupt");
+  write_bytes(f, safetensors(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}})", 16));
+  EXPECT_FALSE(read_safetensors_header(f.string()));
+  // Packed fp4: two elements a byte.
+  write_bytes(f, safetensors(R"({"w":{"dtype":"F4","shape":[4,8],"data_offsets":[0,16]}})", 16));
+  EXPECT_TRUE(read_safetensors_header(f.string()));
+}
+
 TEST(Safetensors, AbsurdHeaderLength) {
   TempDir dir;
   fs::path f = dir.path() / "x.safetensors";

@@ -310,7 +310,7 @@ TEST(ValidateFlags, ZeroKvCacheMemoryIsRejected) {
 TEST(ValidateFlags, ZeroGpuBlocksOverrideIsRejected) {
   VllmFlags f;
   f.num_gpu_blocks_override = 0;
-  EXPECT_EQ(validate_error(f), "--num-gpu-blocks-override: must be a positive integer");
+  EXPECT_EQ(validate_error(f), "--num-gpu-blocks-override: must be a positive integer, got 0");
 }
 
 TEST(ValidateFlags, UnknownKvCacheDtypeIsRejected) {

@@ -1,0 +1,84 @@
+// vLLM's checks of the model itself: an attention layer whose query heads do not group over its KV
+// heads (attention/layer.py Attention.__init__), and an architecture outside vLLM's registry
+// (model_executor/models/registry.py, data/vllm_architectures.json).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "headroom/model.h"
+#include "headroom/vllm_engine.h"
+#include "unit/engine_test_support.h"
+
+namespace headroom {
+namespace {
+
+using test_support::gpus;
+using test_support::run;
+
+ModelSpec local_model(const std::string& architecture, int heads, int kv_heads) {
+  nlohmann::json j = {{"architectures", {architecture}},
+                      {"model_type", "llama"},
+                      {"hidden_size", 4096},
+                      {"intermediate_size", 14336},
+                      {"num_hidden_layers", 32},
+                      {"num_attention_heads", heads},
+                      {"num_key_value_heads", kv_heads},
+                      {"vocab_size", 128256},
+                      {"max_position_embeddings", 8192},
+                      {"torch_dtype", "bfloat16"}};
+  auto m = parse_model_config(j, "config.json");
+  EXPECT_TRUE(m) << m.error().to_string();
+  m->source = ModelSource::config_file;
+  m->id = "local";
+  return *m;
+}
+
+bool has_warning(const Prediction& p, const std::string& part) {
+  for (const auto& w : p.warnings)
+    if (w.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// 64 KV heads for 32 query heads: Attention asserts num_heads % num_kv_heads == 0 per rank.
+TEST(StartupChecksModel, MoreKvHeadsThanQueryHeadsFailsAtModelConstruction) {
+  Prediction p = run(local_model("LlamaForCausalLM", 32, 64), gpus("H100"), VllmFlags{});
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->error_class, "attention_heads_invalid");
+  EXPECT_EQ(p.failure->phase, "model-construction");
+  EXPECT_EQ(p.failure->message, "num_heads (32) is not divisible by num_kv_heads (64)");
+}
+
+// Per rank at TP 2: 16 query heads over 3 KV heads (6 / 2) do not group either.
+TEST(StartupChecksModel, KvHeadsThatDoNotGroupPerRankFail) {
+  VllmFlags f;
+  f.tensor_parallel_size = 2;
+  Prediction p = run(local_model("LlamaForCausalLM", 32, 6), gpus("H100", 2), f);
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->message, "num_heads (16) is not divisible by num_kv_heads (3)");
+}
+
+TEST(StartupChecksModel, GroupedKvHeadsStart) {
+  EXPECT_TRUE(run(local_model("LlamaForCausalLM", 32, 8), gpus("H100"), VllmFlags{}).starts);
+}
+
+TEST(StartupChecksModel, ArchitectureOutsideVllmsRegistryIsWarned) {
+  Prediction p = run(local_model("EvilForCausalLM", 32, 8), gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(has_warning(p, "vLLM stops with \"Model architectures ['EvilForCausalLM'] are not supported for now.\""));
+}
+
+TEST(StartupChecksModel, ArchitecturesInVllmsRegistryAreNotWarned) {
+  for (const char* arch : {"LlamaForCausalLM", "MistralForCausalLM", "InternLM3ForCausalLM"}) {
+    Prediction p = run(local_model(arch, 32, 8), gpus("H100"), VllmFlags{});
+    EXPECT_FALSE(has_warning(p, "model registry")) << arch;
+  }
+}
+
+// Remote code (auto_map) runs whatever class it names.
+TEST(StartupChecksModel, RemoteCodeArchitecturesAreNotWarned) {
+  ModelSpec m = local_model("EvilForCausalLM", 32, 8);
+  m.raw_config["auto_map"] = {{"AutoModelForCausalLM", "modeling_evil.EvilForCausalLM"}};
+  EXPECT_FALSE(has_warning(run(m, gpus("H100"), VllmFlags{}), "model registry"));
+}
+
+}  // namespace
+}  // namespace headroom
