@@ -28,6 +28,7 @@ inline constexpr std::int64_t k_max_batched_tokens = 1LL << 30;
 inline constexpr std::int64_t k_max_concurrency = 1LL << 20;       // plan: simultaneous requests
 inline constexpr std::int64_t k_max_block_size = 1LL << 16;        // tokens per KV cache block
 inline constexpr std::int64_t k_max_gpu_blocks = 1LL << 32;        // --num-gpu-blocks-override
+inline constexpr std::int64_t k_max_kv_cache_bytes = 1LL << 50;    // --kv-cache-memory-bytes per GPU (1 PiB)
 inline constexpr std::int64_t k_max_version_component = 99999;     // 0.19.0, .post1
 }  // namespace limits
 

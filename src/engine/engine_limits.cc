@@ -69,6 +69,9 @@ Result<void> check_memory_values(const VllmFlags& f) {
                       "--gpu-memory-utilization");
   if (f.kv_cache_memory_bytes && *f.kv_cache_memory_bytes <= 0)
     return make_error(ErrorCode::invalid_argument, "must be a positive size", "--kv-cache-memory-bytes");
+  if (f.kv_cache_memory_bytes)
+    if (auto r = check_range(*f.kv_cache_memory_bytes, 1, limits::k_max_kv_cache_bytes, "--kv-cache-memory-bytes", "the size (bytes)"); !r)
+      return r;
   if (f.cpu_offload_gb && !(*f.cpu_offload_gb >= 0 && *f.cpu_offload_gb < 1e6))
     return make_error(ErrorCode::invalid_argument, "must be a size in GiB, 0 or more", "--cpu-offload-gb");
   if (f.pp_layer_partition) {

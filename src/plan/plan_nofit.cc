@@ -54,6 +54,33 @@ std::vector<std::string> quantized_variants(const ModelSpec& model) {
 
 }  // namespace
 
+// More GPUs of the same model: 2, 4, 8 in one node, then 2, 4, 8 nodes of 8; the first shape that
+// serves the workload.
+std::optional<FitChange> more_gpus_change(SearchState& s, const PlanRequest& pinned) {
+  std::vector<std::pair<int, int>> shapes;  // (nodes, per node)
+  for (int n : {2, 4, 8})
+    if (n > s.gpus.count && s.gpus.nodes <= 1) shapes.push_back({1, n});
+  const int per_node = std::max(8, s.gpus.count);
+  for (int nodes : {2, 4, 8})
+    if (nodes > s.gpus.nodes) shapes.push_back({nodes, per_node});
+  for (auto [nodes, per] : shapes) {
+    GpuSetup more = s.gpus;
+    more.count = per;
+    more.nodes = nodes;
+    PlanRequest q = pinned;
+    q.max_gpus.reset();
+    if (auto c = fits(s, more, q)) {
+      const int used = c->prediction.gpus_used;
+      return FitChange{"more_gpus",
+                       std::to_string(used) + " × " + s.gpus.gpu.name + (nodes > 1 ? " over " + std::to_string(nodes) + " nodes" : "") +
+                           " with " + config_text(*c),
+                       nodes > 1 ? "--nodes " + std::to_string(nodes) + " --gpus-per-node " + std::to_string(per)
+                                 : "--gpus " + std::to_string(per)};
+    }
+  }
+  return std::nullopt;
+}
+
 NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
   NoFit nf;
   const auto& r = s.request;
@@ -154,30 +181,7 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
     if (auto c = fits(s, s.gpus, pinned, std::string("fp8")))
       add("fp8_weights", "quantizing the weights to fp8 at load (--quantization fp8) fits: " + config_text(*c), "--quantization fp8");
   }
-  // More GPUs of the same model: 2, 4, 8 in one node, then 2, 4, 8 nodes of 8.
-  {
-    std::vector<std::pair<int, int>> shapes;  // (nodes, per node)
-    for (int n : {2, 4, 8})
-      if (n > s.gpus.count && s.gpus.nodes <= 1) shapes.push_back({1, n});
-    const int per_node = std::max(8, s.gpus.count);
-    for (int nodes : {2, 4, 8})
-      if (nodes > s.gpus.nodes) shapes.push_back({nodes, per_node});
-    for (auto [nodes, per] : shapes) {
-      GpuSetup more = s.gpus;
-      more.count = per;
-      more.nodes = nodes;
-      PlanRequest q = pinned;
-      q.max_gpus.reset();
-      if (auto c = fits(s, more, q)) {
-        const int used = c->prediction.gpus_used;
-        add("more_gpus",
-            std::to_string(used) + " × " + s.gpus.gpu.name + (nodes > 1 ? " over " + std::to_string(nodes) + " nodes" : "") + " with " +
-                config_text(*c),
-            nodes > 1 ? "--nodes " + std::to_string(nodes) + " --gpus-per-node " + std::to_string(per) : "--gpus " + std::to_string(per));
-        break;
-      }
-    }
-  }
+  if (auto c = more_gpus_change(s, pinned)) nf.changes.push_back(std::move(*c));
   return nf;
 }
 

@@ -53,6 +53,13 @@ TEST(EngineLimits, LengthsAndBatchSizesHaveUpperBounds) {
   EXPECT_EQ(error_of(validate_engine_sizes(block)), "--block-size: must be between 1 and 65,536, got 1,048,576");
 }
 
+TEST(EngineLimits, KvCacheMemoryAboveAPebibyteIsRefused) {
+  VllmFlags f;
+  f.kv_cache_memory_bytes = 9'000'000'000'000'000'000LL;
+  EXPECT_EQ(error_of(validate_engine_sizes(f)),
+            "--kv-cache-memory-bytes: the size (bytes) must be between 1 and 1,125,899,906,842,624, got 9,000,000,000,000,000,000");
+}
+
 TEST(EngineLimits, SizesWithinTheLimitsPass) {
   VllmFlags f;
   f.tensor_parallel_size = 8;
