@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages headroom needs when they are missing (with sudo when not root).
-#   scripts/setup.sh          build dependencies
+#   scripts/setup.sh          build dependencies (the Python package's too: pybind11, python3-dev, pip)
 #   scripts/setup.sh --test   also what the test suite runs against (promtool, PostgreSQL, a JSON
 #                             Schema validator, headless Chromium with Selenium for the web page,
 #                             wrk for bench/) and clang with its sanitizer and libFuzzer runtimes
@@ -13,10 +13,11 @@ packages=(
   libhyperscan-dev libre2-dev libsqlite3-dev libpqxx-dev libpq-dev
   libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev libyaml-cpp-dev
   time
+  python3-dev python3-pybind11 pybind11-dev python3-pip python3-setuptools python3-wheel python3-venv
 )
 if [ "${1:-}" = "--test" ]; then
   packages+=(prometheus postgresql sqlite3 python3 gzip curl python3-jsonschema clang libclang-rt-dev
-    chromium chromium-driver python3-selenium wrk)
+    chromium chromium-driver python3-selenium wrk python3-pytest)
 fi
 
 missing=()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds headroom and runs the whole test suite (unit, CLI, golden). GPU tests are skipped.
+# Builds headroom and runs the whole test suite (unit, CLI, golden), then installs the Python package
+# into a venv and runs its pytest tests. GPU tests are skipped.
 # Then builds the suite again with clang, AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/,
 # which also holds the libFuzzer targets), runs the unit and CLI tests there with halt_on_error, and
 # runs every fuzz target briefly from its corpus.
@@ -21,9 +22,14 @@ step "regular build"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
+# With the Python extension (python/), so the library is compiled once, position-independent, for both.
+cmake -S "$root" -B "$build" -DHEADROOM_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 > /dev/null
 cmake --build "$build" -j2
 step "regular tests"
 (cd "$build" && ctest --output-on-failure -j2 -LE gpu "$@")
+
+step "python package (pip install ./python into a venv, pytest tests/python)"
+"$root/scripts/test_python.sh" "$build"
 
 [ "${HEADROOM_TEST_SANITIZE:-1}" = 0 ] && exit 0
 

@@ -4,9 +4,7 @@
 
 #include "cli/cli_common.h"
 #include "headroom/api_request.h"
-#include "headroom/engine_limits.h"
-#include "headroom/gpu.h"
-#include "headroom/gpu_probe.h"
+#include "headroom/gpu_setup.h"
 
 namespace headroom::cli {
 
@@ -72,69 +70,32 @@ void split_args(const Args& args, const std::vector<std::string>& own_value_flag
   }
 }
 
+namespace {
+
+TargetRequest to_request(const TargetOptions& o) {
+  TargetRequest t;
+  t.gpu = o.gpu;
+  t.gpus = o.gpus;
+  t.nodes = o.nodes;
+  t.gpu_memory_gib = o.gpu_memory_gib;
+  t.used_gib = o.used_gib;
+  t.free_gib = o.free_gib;
+  t.vllm_version = o.vllm_version;
+  return t;
+}
+
+}  // namespace
+
 Result<void> apply_gpu_count(TargetOptions& o) {
-  auto counted = split_gpu_count(o.gpu);
-  if (counted.count == 0) return {};
-  if (o.gpus > 0 && o.gpus != counted.count)
-    return make_error(ErrorCode::invalid_argument,
-                      "'" + o.gpu + "' means " + std::to_string(counted.count) + " GPUs but --gpus says " +
-                          std::to_string(o.gpus) + ": give the count once",
-                      "--gpu");
-  o.gpu = counted.name;
-  o.gpus = counted.count;
+  TargetRequest t = to_request(o);
+  if (auto counted = headroom::apply_gpu_count(t); !counted) return counted;
+  o.gpu = t.gpu;
+  o.gpus = t.gpus;
   return {};
 }
 
-Result<GpuSetup> resolve_gpu_setup(const TargetOptions& given, int needed, std::vector<std::string>& warnings) {
-  TargetOptions o = given;
-  if (auto counted = apply_gpu_count(o); !counted) return tl::unexpected(counted.error());
-  GpuSetup setup;
-  setup.nodes = std::max(1, o.nodes);
-  setup.count = o.gpus > 0 ? o.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
-  if (auto ok = validate_gpu_setup_size(setup); !ok) return tl::unexpected(ok.error());
-  if (o.gpu_memory_gib) {
-    if (*o.gpu_memory_gib <= 0)
-      return make_error(ErrorCode::invalid_argument, "must be a positive number of GiB", "--gpu-memory-gib");
-    setup.gpu = custom_gpu(*o.gpu_memory_gib);
-  } else if (o.gpu == "auto" || o.gpu.empty()) {
-    // The live GPUs of this host: `needed` of them, or all when needed is 0.
-    auto inventory = probe_gpus();
-    if (!inventory)
-      return make_error(ErrorCode::invalid_argument,
-                        "no GPU given and none found on this host (" + inventory.error().message +
-                            "): name one with --gpu NAME (see 'headroom gpus --catalog') or give its memory with --gpu-memory-gib X");
-    for (const auto& w : inventory->warnings) warnings.push_back(w);
-    int count = o.gpus > 0 ? o.gpus : needed > 0 ? needed : static_cast<int>(usable_gpus(*inventory).size());
-    auto live = gpu_setup_from_inventory(*inventory, std::max(1, count), &warnings);
-    if (!live) return tl::unexpected(live.error());
-    live->nodes = setup.nodes;
-    if (o.used_gib || o.free_gib) {
-      // The options describe the memory others hold instead of what the probe saw.
-      Bytes free = o.free_gib ? from_gib(*o.free_gib) : live->gpu.total_bytes - from_gib(*o.used_gib);
-      if (free <= 0 || free > live->gpu.total_bytes)
-        return make_error(ErrorCode::invalid_argument, "free memory must be between 0 and the GPU's total",
-                          o.free_gib ? "--free-gib" : "--used-gib");
-      live->free_bytes = free;
-      live->memory_holders.clear();
-    }
-    return *live;
-  } else {
-    auto gpu = GpuCatalog::builtin().find(o.gpu);
-    if (!gpu) return tl::unexpected(gpu.error());
-    setup.gpu = *gpu;
-  }
-  setup.count = o.gpus > 0 ? o.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
-  if (o.used_gib || o.free_gib) {
-    Bytes free = o.free_gib ? from_gib(*o.free_gib) : setup.gpu.total_bytes - from_gib(*o.used_gib);
-    if (free <= 0 || free > setup.gpu.total_bytes)
-      return make_error(ErrorCode::invalid_argument,
-                        "free memory must be between 0 and the GPU's " + std::to_string(setup.gpu.total_gib()) + " GiB",
-                        o.free_gib ? "--free-gib" : "--used-gib");
-    setup.free_bytes = free;
-    if (o.used_gib)
-      setup.memory_holders.push_back("other processes hold " + std::to_string(*o.used_gib).substr(0, 4) + " GiB on each GPU (--used-gib)");
-  }
-  return setup;
+Result<GpuSetup> resolve_gpu_setup(const TargetOptions& o, int needed, std::vector<std::string>& warnings) {
+  return headroom::resolve_gpu_setup(to_request(o), needed, warnings);
 }
 
 std::vector<RunRecord> read_history_or_warn(const std::string& db, bool no_history, std::string* location) {
@@ -150,9 +111,6 @@ std::vector<RunRecord> read_history_or_warn(const std::string& db, bool no_histo
   return std::move(*read);
 }
 
-Result<VllmVersion> resolve_version(const TargetOptions& o) {
-  if (o.vllm_version.empty()) return VllmVersion::newest_modelled();
-  return VllmVersion::parse(o.vllm_version);
-}
+Result<VllmVersion> resolve_version(const TargetOptions& o) { return resolve_vllm_version(to_request(o)); }
 
 }  // namespace headroom::cli

@@ -1,0 +1,90 @@
+"""headroom.check: typed results, vLLM's keyword names, and to_dict() equal to `check --format json`."""
+import pytest
+
+import headroom
+from conftest import cli_json_many, same_as_cli
+
+SMALL = "codellama/CodeLlama-7b-hf"
+BIG = "meta-llama/Llama-3.1-70B-Instruct"
+
+
+def test_check_returns_a_typed_prediction():
+    r = headroom.check(SMALL, gpu="H100", vllm_version="0.19.0", max_model_len=4096)
+    d = r.to_dict()
+    assert r.starts is True and d["outcome"] == "ok"
+    assert r.kv_cache_tokens == d["kv_cache_tokens"] and r.kv_cache_tokens > 4096
+    assert r.memory.kv_cache_gib == d["memory"]["kv_cache_gib"] > 0
+    assert r.memory.weights_gib == d["memory"]["weights_gib"] > 0
+    assert r.max_model_len == 4096
+    assert r.failure is None and r.changes == []
+    assert r.settings["usage_context"] == "llm_class"
+
+
+def test_engine_args_reach_the_prediction():
+    base = headroom.check(SMALL, gpu="H100", max_model_len=8192)
+    fp8 = headroom.check(SMALL, gpu="H100", max_model_len=8192, kv_cache_dtype="fp8")
+    tp2 = headroom.check(SMALL, gpu="H100", gpus=2, tensor_parallel_size=2, max_model_len=8192)
+    assert fp8.settings["kv_cache_dtype"] == "fp8" and fp8.kv_cache_tokens > base.kv_cache_tokens
+    assert tp2.settings["tensor_parallel_size"] == 2 and tp2.kv_cache_tokens > base.kv_cache_tokens
+    eager = headroom.check(SMALL, gpu="H100", enforce_eager=True, gpu_memory_utilization=0.8, max_num_seqs=64)
+    assert eager.settings["enforce_eager"] is True and eager.settings["max_num_seqs"] == 64
+    assert eager.settings["gpu_memory_utilization"] == 0.8
+
+
+def test_a_failure_carries_vllms_message_and_the_changes():
+    r = headroom.check(BIG, gpu="H100")
+    assert not r.starts
+    assert r.failure.message == r.to_dict()["failure"]["message"] and r.failure.message
+    assert r.failure.phase == r.to_dict()["failure"]["phase"]
+    assert r.changes, "a 70B model on one H100 has changes that start it (more GPUs, fp8 weights)"
+    for c in r.changes:
+        assert c.engine_args and c.kv_cache_tokens > 0
+        fixed = headroom.check(BIG, gpu="H100", gpus=c.gpus, **{k: v for k, v in c.engine_args.items() if v is not None})
+        assert fixed.starts, c
+
+
+def test_known_but_unmodelled_engine_args_are_accepted():
+    r = headroom.check(SMALL, gpu="H100", seed=1, trust_remote_code=True, limit_mm_per_prompt={"image": 2},
+                       enable_lora=True, max_loras=2)
+    assert r.starts
+    assert any("LoRA" in w for w in r.warnings), r.warnings
+
+
+def test_unknown_keyword_is_a_type_error_naming_it():
+    with pytest.raises(TypeError, match="max_model_length"):
+        headroom.check(SMALL, gpu="H100", max_model_length=4096)
+
+
+def test_serve_entrypoint_and_env():
+    r = headroom.check(SMALL, gpu="H100", entrypoint="serve", env={"VLLM_ATTENTION_BACKEND": "FLASHINFER"})
+    assert r.settings["usage_context"] == "api_server"
+    with pytest.raises(headroom.InvalidArgument) as e:
+        headroom.check(SMALL, gpu="H100", entrypoint="docker")
+    assert e.value.where == "entrypoint"
+
+
+def _catalogue():
+    return headroom.models()
+
+
+def test_to_dict_equals_the_cli_over_the_catalogue():
+    ids = _catalogue()
+    assert len(ids) > 20
+    cli = cli_json_many([("check", m, "--gpu", "H100", "--vllm-version", "0.19.0", "--entrypoint", "llm") for m in ids])
+    mismatches = [m for m, want in zip(ids, cli)
+                  if not same_as_cli(lambda: headroom.check(m, gpu="H100", vllm_version="0.19.0"), want)]
+    assert not mismatches
+    assert sum(isinstance(w, dict) for w in cli) > len(ids) * 0.9
+
+
+@pytest.mark.parametrize("kwargs,flags", [
+    (dict(tensor_parallel_size=2, max_model_len=8192), ["-tp", "2", "--max-model-len", "8192"]),
+    (dict(kv_cache_dtype="fp8", gpu_memory_utilization=0.85), ["--kv-cache-dtype", "fp8", "--gpu-memory-utilization", "0.85"]),
+    (dict(enforce_eager=True, max_num_seqs=32, max_model_len="auto"), ["--enforce-eager", "--max-num-seqs", "32", "--max-model-len", "auto"]),
+    (dict(max_num_batched_tokens=4096, enable_prefix_caching=False), ["--max-num-batched-tokens", "4096", "--no-enable-prefix-caching"]),
+])
+def test_to_dict_equals_the_cli_with_engine_args(kwargs, flags):
+    ids = _catalogue()[::7]
+    cli = cli_json_many([("check", m, "--gpu", "A100", "--gpus", "2", *flags) for m in ids])
+    for model, want in zip(ids, cli):
+        assert same_as_cli(lambda: headroom.check(model, gpu="A100", gpus=2, entrypoint="serve", **kwargs), want), model

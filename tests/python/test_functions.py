@@ -1,0 +1,122 @@
+"""plan, diagnose, gpus, models, record and history: each equal to the CLI's --format json."""
+import os
+import shutil
+
+import pytest
+
+import headroom
+from conftest import LOGS, cli_error, cli_json
+
+
+def test_plan_equals_the_cli():
+    p = headroom.plan("meta-llama/Llama-3.1-8B-Instruct", gpu="A100", context=8192, vllm_version="0.19.0")
+    cli = cli_json("plan", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "A100", "--context", "8192",
+                   "--vllm-version", "0.19.0")
+    assert p.to_dict() == cli
+    assert p.recommended is not None and p.recommended.prediction.starts
+    assert p.recommended.prediction.max_model_len >= 8192
+    assert p.explanation == cli["explanation"]
+
+
+def test_plan_with_options_equals_the_cli():
+    p = headroom.plan("meta-llama/Llama-3.1-70B-Instruct", gpu="H100", gpus=4, context=32768, concurrency=8,
+                      goal="latency", allow_fp8_kv=True)
+    cli = cli_json("plan", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--gpus", "4", "--context", "32768",
+                   "--concurrency", "8", "--goal", "latency", "--allow-fp8-kv")
+    assert p.to_dict() == cli
+
+
+def test_plan_where_nothing_fits():
+    p = headroom.plan("meta-llama/Llama-3.1-70B-Instruct", gpu="T4", gpus=1)
+    assert p.to_dict() == cli_json("plan", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "T4", "--gpus", "1")
+    assert p.recommended is None and p.no_fit["reason"]
+
+
+def _a_failure_log():
+    return LOGS / "v1_kv_insufficient.log"
+
+
+def test_diagnose_a_path_equals_the_cli():
+    d = headroom.diagnose(str(_a_failure_log()))
+    assert d.to_dict() == cli_json("diagnose", str(_a_failure_log()))
+    assert d.failure_found and d.error_class == d.to_dict()["primary"]["class"]
+    assert d.fixes
+
+
+def test_diagnose_text_and_pathlike():
+    text = _a_failure_log().read_text()
+    by_text = headroom.diagnose(text)
+    by_path = headroom.diagnose(_a_failure_log())
+    assert by_text.error_class == by_path.error_class
+    assert by_text.primary["message"] == by_path.primary["message"]
+    assert headroom.diagnose(text.encode()).error_class == by_path.error_class
+
+
+def test_diagnose_a_non_utf8_path(tmp_path):
+    name = os.fsencode(str(tmp_path)) + b"/log-\xff\xfe.log"
+    shutil.copyfile(_a_failure_log(), name)
+    d = headroom.diagnose(name)
+    assert d.error_class == headroom.diagnose(_a_failure_log()).error_class
+    assert headroom.diagnose(os.fsdecode(name)).error_class == d.error_class
+
+
+def test_diagnose_bad_input():
+    with pytest.raises(headroom.InvalidArgument):
+        headroom.diagnose("/no/such/log.txt")
+    with pytest.raises(headroom.InvalidArgument):
+        headroom.diagnose(42)
+    with pytest.raises(headroom.InvalidArgument):
+        headroom.diagnose("x\n", gpus=-1)
+    with pytest.raises(headroom.Error, match="binary data"):
+        headroom.diagnose(b"\xff\xfe\x00 not a log\n")
+    assert not headroom.diagnose("INFO nothing failed here\n").failure_found
+
+
+def test_gpus_catalogue_equals_the_cli():
+    g = headroom.gpus(catalog=True)
+    assert g.to_dict() == cli_json("gpus", "--catalog")
+    assert any(row["key"].startswith("h100") for row in g)
+
+
+def test_gpus_without_a_gpu_raises():
+    with pytest.raises(headroom.Error):
+        headroom.gpus()
+
+
+def test_models_filters_the_catalogue():
+    every = headroom.models()
+    llama = headroom.models("LLAMA")
+    assert llama and set(llama) < set(every)
+    assert all("llama" in m.lower() for m in llama)
+    assert headroom.models("no-such-model-name") == []
+    with pytest.raises(headroom.InvalidArgument):
+        headroom.models(5)
+
+
+
+def test_record_and_history_equal_the_cli(tmp_db):
+    log = next(p for p in sorted(LOGS.glob("*.log")) if "ok" in p.name)
+    first = headroom.record(str(log), db=tmp_db)
+    assert first.records[0]["inserted"] is True and first.records[0]["log"] == str(log)
+    again = headroom.record(log, db=tmp_db)
+    assert again.records[0]["inserted"] is False and again.records[0]["id"] == first.records[0]["id"]
+    h = headroom.history(tmp_db)
+    assert len(h) == 1
+    assert h.to_dict() == cli_json("history", "list", "--db", str(tmp_db))
+    assert len(headroom.history(tmp_db, model="no-such-model")) == 0
+
+
+def test_history_of_a_missing_database_is_empty(tmp_path):
+    h = headroom.history(tmp_path / "none.db")
+    assert len(h) == 0 and not (tmp_path / "none.db").exists()
+
+
+def test_record_of_a_bad_log_stores_nothing(tmp_db):
+    with pytest.raises(headroom.Error) as e:
+        headroom.record(["/no/such/vllm.log"], db=tmp_db)
+    assert e.value.message in cli_error("record", "/no/such/vllm.log", "--db", str(tmp_db))
+    assert len(headroom.history(tmp_db)) == 0
+    with pytest.raises(headroom.InvalidArgument):
+        headroom.record([3], db=tmp_db)
+    with pytest.raises(headroom.InvalidArgument):
+        headroom.record(str(_a_failure_log()), outcome="maybe", db=tmp_db)
