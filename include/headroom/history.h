@@ -21,6 +21,7 @@
 namespace headroom {
 
 class KnowledgeBase;
+struct Diagnosis;
 
 enum class RunOutcome { ok, failed };
 std::string_view to_string(RunOutcome outcome);
@@ -135,6 +136,13 @@ Result<std::unique_ptr<HistoryStore>> open_postgres_history(const std::string& u
 // SHA-256 of the log's bytes. Errors: those of open_log and diagnose.
 Result<RunRecord> record_from_log(const std::string& path, const KnowledgeBase& kb,
                                   std::optional<RunOutcome> outcome = std::nullopt);
+
+// The record of a run that diagnose has read (the second half of record_from_log, for logs read
+// some other way, such as `headroom run` following vLLM's output): the outcome, failure class and
+// measurements as record_from_log decides them, then enrich_record(). `source` is stored and names
+// the log in errors; content_hash is left empty for the caller. Errors as record_from_log's.
+Result<RunRecord> record_from_diagnosis(const Diagnosis& diagnosis, const std::string& source,
+                                        std::optional<RunOutcome> outcome = std::nullopt);
 
 // Fills the derived fields of a record: era, gpu_key, model_config_hash, the settings vLLM's
 // defaults resolve to, and headroom's estimates of the empirical terms. Needs the model's config;

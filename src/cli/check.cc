@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/check_command.h"
 #include "cli/cli_common.h"
 #include "cli/cli_parse.h"
 #include "cli/commands.h"
@@ -86,86 +87,34 @@ int run_check(const Args& args) {
   own_values.insert(own_values.end(), hub_value_flags().begin(), hub_value_flags().end());
   own_bools.insert(own_bools.end(), hub_bool_flags().begin(), hub_bool_flags().end());
   split_args(args, own_values, own_bools, own, vllm_args);
-  TargetOptions target;
-  std::string format_text = "text", color_text = "auto", db;
-  bool no_history = false;
+  CheckInputs in;
+  std::string format_text = "text", color_text = "auto";
   CLI::App app{"headroom check"};
-  add_target_options(app, target);
-  EntrypointOptions entry;
-  add_entrypoint_options(app, entry);
+  add_target_options(app, in.target);
+  add_entrypoint_options(app, in.entry);
   app.add_option("--format", format_text);
   app.add_option("--color", color_text);
-  app.add_option("--db", db);
-  app.add_flag("--no-history", no_history);
-  HubOptions hub;
-  add_hub_options(app, hub, RevisionOption::omit);
+  app.add_option("--db", in.db);
+  app.add_flag("--no-history", in.no_history);
+  add_hub_options(app, in.hub, RevisionOption::omit);
   if (auto rc = parse_or_exit(app, own, "check")) return *rc;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
   auto color = parse_color(color_text);
   if (!color) return print_error(color.error()), k_exit_usage;
 
-  auto cmd = resolve_vllm_command(vllm_args, entry);
-  if (!cmd) return print_error(cmd.error()), k_exit_usage;
-  if (cmd->model.empty()) {
-    print_error("no model given: headroom check MODEL [vLLM flags] (see 'headroom check --help')");
-    return k_exit_usage;
-  }
-  for (const auto& w : cmd->warnings) print_warning(w);
-  if (auto ok = validate_flags(cmd->flags); !ok) return print_error(ok.error()), k_exit_usage;
-  auto version = resolve_version(target);
-  if (!version) return print_error(version.error()), k_exit_usage;
-
-  hub.revision = cmd->revision;
-  auto model = load_model_with_hub(cmd->model, hub);
-  if (!model) return print_error(model.error()), exit_code_for(model.error());
-
-  const auto& f = cmd->flags;
-  int needed = f.tensor_parallel_size.value_or(1) * f.pipeline_parallel_size.value_or(1) * f.data_parallel_size.value_or(1);
-  std::vector<std::string> warnings;
-  auto gpus = resolve_gpu_setup(target, needed, warnings);
-  if (!gpus) return print_error(gpus.error()), exit_code_for(gpus.error());
-  for (const auto& w : warnings) print_warning(w);
-
-  std::string history_location;
-  std::vector<RunRecord> records = read_history_or_warn(db, no_history, &history_location);
-  HistoryAdvice advice;
-  auto prediction = predict_with_history(*model, *gpus, cmd->flags, *version, records, &advice);
-  if (!prediction) return print_error(prediction.error()), exit_code_for(prediction.error());
-  for (const auto& w : prediction->warnings) print_warning(w);
-
-  // When vLLM would not start: single changes to these flags that the same prediction says start.
-  const PredictFn predict_changed = [&](const VllmFlags& changed, const GpuSetup& setup) {
-    return predict_with_history(*model, setup, changed, *version, records);
-  };
-  const std::vector<FlagChange> changes = suggest_changes(*model, *gpus, cmd->flags, *prediction, predict_changed);
-  const int gpus_used = prediction->settings.tensor_parallel_size * prediction->settings.pipeline_parallel_size;
-
+  auto checked = predict_checked(vllm_args, in, CheckWarnings::print);
+  if (!checked) return print_error(checked.error().error), checked.error().exit_code;
+  const Prediction& prediction = checked->prediction;
   if (*format == Format::json) {
-    auto j = check_document(*model, *gpus, *prediction, cmd->warnings, records, advice, history_location);
-    j["changes"] = changes_document(changes);
+    auto j = check_document(checked->model, checked->gpus, prediction, checked->command.warnings, checked->records,
+                            checked->advice, checked->history_location);
+    j["changes"] = changes_document(checked->changes);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::fputs(render_prediction_text(*model, *gpus, *prediction, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(),
-               stdout);
-    if (!prediction->starts && prediction->failure && prediction->failure->phase != "history" && changes.empty()) {
-      std::printf("\nno single change of these flags is predicted to start it; 'headroom plan %s' with the same\n"
-                  "GPU options (or with this command after --) searches the combinations: length, utilization,\n"
-                  "KV cache dtype, parallelism, quantized checkpoints\n",
-                  cmd->model.c_str());
-    }
-    if (!changes.empty()) {
-      std::printf("\nto start, change one of (each predicted the same way):\n");
-      for (const auto& c : changes) {
-        std::string what = describe_change(c, cmd->flags);
-        if (c.gpus != gpus_used) what += " (" + std::to_string(c.gpus) + " GPUs)";
-        std::printf("  %-34s %s tokens of KV cache, %.2fx at %s tokens\n      %s\n", what.c_str(),
-                    util::with_commas(c.prediction.kv_cache_tokens).c_str(), c.prediction.max_concurrency,
-                    util::with_commas(c.prediction.settings.max_model_len).c_str(), c.why.c_str());
-      }
-    }
+    std::fputs(render_check_text(*checked, *color).c_str(), stdout);
   }
-  return prediction->starts ? k_exit_ok : k_exit_negative;
+  return prediction.starts ? k_exit_ok : k_exit_negative;
 }
 
 }  // namespace headroom::cli

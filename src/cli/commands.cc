@@ -8,6 +8,7 @@ const std::vector<Command>& commands() {
       {"plan", "search vLLM flags for a configuration that fits and serves a workload", run_plan},
       {"diagnose", "name the failure in vLLM logs and compute the flags that fix it", run_diagnose},
       {"kb", "list, show and validate the failure knowledge base", run_kb},
+      {"run", "predict, launch and follow a vLLM command: record its start, diagnose and fix its failure", run_run},
       {"record", "store what a vLLM startup log measured, and its outcome, in the run history", run_record},
       {"history", "list, show, export, import and forget recorded vLLM runs", run_history},
       {"gpus", "list live GPUs, or the built-in GPU catalogue (--catalog)", run_gpus},

@@ -29,5 +29,6 @@ int run_record(const Args& args);
 int run_history(const Args& args);
 int run_cache(const Args& args);
 int run_serve(const Args& args);
+int run_run(const Args& args);
 
 }  // namespace headroom::cli

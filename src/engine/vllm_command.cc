@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "engine/container_command.h"
 #include "engine/weights.h"
 #include "headroom/vllm_config.h"
 #include "util/json_file.h"
@@ -607,7 +608,9 @@ struct CommandParser {
 
 Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) {
   CommandParser p;
-  p.args = args_in;
+  auto unwrapped = unwrap_container_command(args_in);  // `docker run ... IMAGE ARGS`: the vLLM command it runs
+  if (!unwrapped) return tl::unexpected(unwrapped.error());
+  p.args = std::move(*unwrapped);
   if (auto r = p.read_env_assignments(); !r) return tl::unexpected(r.error());
   p.skip_command_prefix();
   if (auto r = p.expand_config_file(); !r) return tl::unexpected(r.error());

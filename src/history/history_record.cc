@@ -234,18 +234,28 @@ Result<RunRecord> record_from_log(const std::string& path, const KnowledgeBase& 
   }
   auto d = diagnose(*source, kb);
   if (!d) return tl::unexpected(d.error());
-  const LoggedRun& run = d->run;
-  if (run.model.empty())
-    return make_error(ErrorCode::invalid_argument,
-                      "expected a vLLM startup log naming its model, found none in " + std::to_string(d->lines) + " lines",
-                      path);
+  std::string stdin_hash = std::move(r.content_hash);
+  auto built = record_from_diagnosis(*d, path, outcome);
+  if (!built) return tl::unexpected(built.error());
   // Hashed only once the file is known to be a log: a huge binary file is refused without a pass over it.
   if (path != "-") {
     auto hash = hash_file(path);
     if (!hash) return tl::unexpected(hash.error());
-    r.content_hash = *hash;
+    built->content_hash = *hash;
+  } else {
+    built->content_hash = std::move(stdin_hash);
   }
-  bool failed = d->primary && is_startup_failure(*d->primary);
+  return built;
+}
+
+Result<RunRecord> record_from_diagnosis(const Diagnosis& diagnosis, const std::string& source, std::optional<RunOutcome> outcome) {
+  RunRecord r;
+  const LoggedRun& run = diagnosis.run;
+  if (run.model.empty())
+    return make_error(ErrorCode::invalid_argument,
+                      "expected a vLLM startup log naming its model, found none in " + std::to_string(diagnosis.lines) + " lines",
+                      source);
+  bool failed = diagnosis.primary && is_startup_failure(*diagnosis.primary);
   if (!outcome) {
     if (failed) outcome = RunOutcome::failed;
     else if (run.engine_started || run.stage >= StartupStage::engine_ready) outcome = RunOutcome::ok;
@@ -254,14 +264,14 @@ Result<RunRecord> record_from_log(const std::string& path, const KnowledgeBase& 
                         "cannot tell whether this run started: the log stops at stage '" + std::string(to_string(run.stage)) +
                             "' (line " + std::to_string(run.stage_line) +
                             ") without a failure; pass --outcome ok or --outcome failed",
-                        path);
+                        source);
   }
   r.outcome = *outcome;
   if (r.outcome == RunOutcome::failed) {
-    r.failure_class = failed ? d->primary->error_class : "engine_failure_unexplained";
-    if (failed) r.failure_message = d->primary->message;
+    r.failure_class = failed ? diagnosis.primary->error_class : "engine_failure_unexplained";
+    if (failed) r.failure_message = diagnosis.primary->message;
   }
-  r.source = path;
+  r.source = source;
   r.model = run.model;
   r.gpu_name = run.gpu_name;
   r.total_gib = run.total_gib;

@@ -58,6 +58,19 @@ case "$err" in *"headroom: error: postgresql://headroom@127.0.0.1:1/none: cannot
 HEADROOM_DB="postgresql://headroom@127.0.0.1:1/none" "$bin" check codellama/CodeLlama-7b-hf --gpu H100 > /dev/null 2>&1
 check "check with an unreachable history exits 0" 0 $?
 
+# headroom run records into the shared PostgreSQL as replicas would: two starts at once, both kept.
+mkdir -p "$work/bin"
+printf '#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' "$HEADROOM_SOURCE_DIR/tests/support/fake_vllm/fake_vllm.py" > "$work/bin/vllm"
+chmod +x "$work/bin/vllm"
+echo '[{"log": "'"$logs"'/v1_startup_ok.log", "line_delay": 0.005, "then": "serve", "serve_seconds": 0.1}]' > "$work/scenario.json"
+before=$(count_records)
+for i in 1 2; do
+  FAKE_VLLM_SCENARIO="$work/scenario.json" PATH="$work/bin:$PATH" "$bin" run --gpu-memory-gib 79.19 --vllm-version 0.19.0 \
+    -- vllm serve codellama/CodeLlama-7b-hf --max-model-len 8192 > /dev/null 2> "$work/run$i.err" &
+done
+wait
+check "two concurrent runs recorded in PostgreSQL" $((before + 2)) "$(count_records)"
+
 tmp="$tmp_pg"
 [ $fail -eq 0 ] && echo "history_postgres: all passed"
 exit $fail
