@@ -17,6 +17,7 @@
 
 #include "engine/calibration_constants.h"
 #include "engine/empirical.h"
+#include "engine/encoder_profile.h"
 #include "engine/vllm_defaults.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
@@ -137,15 +138,41 @@ std::string gpu_family(const GpuSpec& g) {
   return "other " + g.architecture;
 }
 
+// The GPU class a row is reported under: AMD, the data-centre boards, or the cards people own
+// (GeForce, workstation, Jetson, GB10).
+std::string gpu_class(const GpuSpec& g) {
+  if (g.vendor == "AMD") return "GPU: AMD";
+  if (g.key == "custom" || g.key.empty()) return "GPU: unknown";
+  static const char* k_datacenter[] = {"v100", "t4", "a10", "a30", "a40", "a100", "a800", "l4", "l20", "h100", "h800",
+                                       "h20", "h200", "gh200", "b200", "gb200", "b300"};
+  for (const char* p : k_datacenter)
+    if (g.key.rfind(p, 0) == 0) return "GPU: datacenter";
+  return "GPU: consumer/workstation";
+}
+
+std::vector<std::string> row_groups(const ModelSpec& m, const GpuSpec& g, const std::string& online_quantization) {
+  std::vector<std::string> out;
+  if (engine::is_multimodal(m)) out.push_back("multimodal");
+  if (m.quantization || !online_quantization.empty()) out.push_back("quantized");
+  if (m.quantization && !m.quantization->guessed_from.empty()) out.push_back("quantized (guessed)");
+  if (!engine::is_multimodal(m) && !m.quantization && online_quantization.empty()) out.push_back("text, 16-bit");
+  out.push_back(gpu_class(g));
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string path = std::string(HEADROOM_SHARED_DIR) + "/calibration/startup.jsonl";
   std::string filter, features_path;
   std::size_t worst_n = 5;
+  bool list_rows = false;  // --rows: every row's KV error, range and what is still estimated
+  std::vector<std::string> row_lines;
+  std::vector<double> range_widths;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--rows") list_rows = true;
     else if (a == "--features" && i + 1 < argc) features_path = argv[++i];
     else if (a == "--worst" && i + 1 < argc) worst_n = static_cast<std::size_t>(std::stoi(argv[++i]));
     else if (a.rfind("--benchmark", 0) == 0) continue;
@@ -266,10 +293,11 @@ int main(int argc, char** argv) {
       if (filter == "dense-v1" && !dense_v1) continue;
       if (filter == "v1" && !version->is_v1_engine()) continue;
     }
+    const std::vector<std::string> groups = row_groups(*model, gpus.gpu, flags.quantization.value_or(""));
     auto add = [&](const char* q, double pred, const char* obs_key, double scale = 1.0) {
       auto o = num(r, obs_key);
       if (!o) return;
-      by_quantity[q].push_back({id, era, cls, family, pred / scale, *o});
+      by_quantity[q].push_back({id, era, cls, family, pred / scale, *o, groups});
     };
     // vLLM logs rank 0, i.e. the first pipeline stage.
     const auto& m = p->stages.empty() ? p->memory : p->stages.front();
@@ -283,8 +311,18 @@ int main(int argc, char** argv) {
     const double graph_estimate =
         to_gib(engine::estimate_cuda_graph_profile(*model, graphs_captured, (model->num_layers + pp - 1) / pp,
                                                    flags.enable_expert_parallel ? 1 : tp));
-    if (auto est = logged_graph_estimate(r)) by_quantity["graph_estimate_gib"].push_back({id, era, cls, family, graph_estimate, *est});
+    if (auto est = logged_graph_estimate(r)) by_quantity["graph_estimate_gib"].push_back({id, era, cls, family, graph_estimate, *est, groups});
     add("kv_cache_gib", to_gib(m.kv_cache), "observed_kv_cache_gib");
+    // The encoder's profile pass (encoder_profile.h), not yet charged by predict(): the KV cache it
+    // would leave, for the multimodal rows whose pass it models.
+    if (engine::is_multimodal(*model)) {
+      const auto pass = engine::encoder_profile(*model, flags, p->settings, *version, p->settings.dtype == "float32" ? 4 : 2);
+      if (pass.items > 0) {
+        const Bytes extra = std::max<Bytes>(0, pass.encoder_peak - m.activation_peak);
+        add("kv_with_encoder_pass", to_gib(m.kv_cache - extra), "observed_kv_cache_gib");
+        if (list_rows) row_lines.push_back("  encoder pass of " + id + ": " + pass.explanation);
+      }
+    }
     add("kv_tokens", static_cast<double>(p->kv_cache_tokens), "observed_kv_tokens");
     add("gpu_blocks", static_cast<double>(p->num_gpu_blocks), "observed_gpu_blocks");
     if (num(r, "observed_max_concurrency")) {
@@ -297,8 +335,17 @@ int main(int argc, char** argv) {
     if (auto okv = num(r, "observed_kv_cache_gib"); okv && p->uncertainty) {
       ++range_rows;
       const double lo = to_gib(p->uncertainty->kv_cache_low), hi = to_gib(p->uncertainty->kv_cache_high);
+      if (*okv > 0) range_widths.push_back((hi - lo) / *okv * 100.0);
       if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++range_hits;
       else range_misses.push_back(id + " (" + util::fixed(*okv, 2) + " GiB outside " + util::fixed(lo, 2) + "-" + util::fixed(hi, 2) + ")");
+    }
+    if (auto okv = num(r, "observed_kv_cache_gib"); list_rows && okv && *okv > 0) {
+      std::string line = util::fixed((to_gib(m.kv_cache) - *okv) / *okv * 100.0, 1) + "% " + id + " [" + util::join(groups, ", ") + "]";
+      if (p->uncertainty) {
+        line += " range " + util::fixed(to_gib(p->uncertainty->kv_cache_low), 2) + "-" + util::fixed(to_gib(p->uncertainty->kv_cache_high), 2) +
+                " GiB, estimated: " + util::join(p->uncertainty->reasons, "; ");
+      }
+      row_lines.push_back(line);
     }
     std::string outcome = str(r, "observed_outcome");
     if (!outcome.empty()) {
@@ -306,7 +353,7 @@ int main(int argc, char** argv) {
       bool really_ok = outcome == "ok";
       if (really_ok == p->starts) ++outcome_right;
       else
-        by_quantity["outcome_miss"].push_back({id + " (observed " + outcome + ", predicted " + (p->starts ? "ok" : p->failure->error_class) + ")", era, cls, family, 1, 1});
+        by_quantity["outcome_miss"].push_back({id + " (observed " + outcome + ", predicted " + (p->starts ? "ok" : p->failure->error_class) + ")", era, cls, family, 1, 1, groups});
       if (!really_ok && p->starts) ++false_starts;
     }
     if (features.is_open()) {
@@ -365,7 +412,7 @@ int main(int argc, char** argv) {
   std::printf("accuracy over %s%s\n\n", path.c_str(), filter.empty() ? "" : (" (filter " + filter + ")").c_str());
   std::printf("%-16s %5s %9s %9s %9s %11s %11s\n", "quantity", "n", "median%", "p90%", "max%", "medianAbs", "p90Abs");
   const char* order[] = {"weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib", "graph_estimate_gib", "kv_cache_gib",
-                         "kv_tokens", "gpu_blocks", "concurrency"};
+                         "kv_with_encoder_pass", "kv_tokens", "gpu_blocks", "concurrency"};
   for (const char* q : order) {
     auto& v = by_quantity[q];
     std::vector<double> pct, absd;
@@ -390,9 +437,14 @@ int main(int argc, char** argv) {
                   v[i].row.c_str());
   }
   for (auto& s : by_quantity["outcome_miss"]) std::printf("outcome miss: %s\n", s.row.c_str());
-  std::printf("\nKV range printed (outside the calibrated region) on %d rows that log the KV size: holds it on %d\n",
-              range_rows, range_hits);
+  std::printf("\nKV range printed (outside the calibrated region) on %d rows that log the KV size: holds it on %d; "
+              "median width %.1f%% of vLLM's value\n",
+              range_rows, range_hits, percentile(range_widths, 0.5));
   for (auto& m : range_misses) std::printf("  outside: %s\n", m.c_str());
+  if (list_rows) {
+    std::printf("\nrows (KV error, groups, range and what is still estimated):\n");
+    for (auto& l : row_lines) std::printf("  %s\n", l.c_str());
+  }
   std::printf("\nskipped %zu rows without the inputs:\n", skipped.size());
   for (auto& s : skipped) std::printf("  %s\n", s.c_str());
   return 0;

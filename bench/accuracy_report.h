@@ -17,6 +17,7 @@ struct Sample {
   std::string family;
   double predicted;
   double observed;
+  std::vector<std::string> groups;  // reporting groups: multimodal, quantized, GPU class (consumer, datacenter, AMD)
   double pct() const { return observed == 0 ? 0 : std::abs(predicted - observed) / std::abs(observed) * 100.0; }
   double abs_diff() const { return std::abs(predicted - observed); }
 };
@@ -43,6 +44,20 @@ inline void print_groups(std::map<std::string, std::vector<Sample>>& by_quantity
       }
     }
     std::printf("kv_cache_gib by %s:\n", key);
+    for (auto& [g, v] : groups)
+      std::printf("  %-18s n=%-3zu median %6.2f%%  p90 %6.2f%%  median abs %6.3f GiB\n", g.c_str(), v.size(),
+                  percentile(v, 0.5), percentile(v, 0.9), percentile(abs_groups[g], 0.5));
+    std::printf("\n");
+  }
+  // KV cache GiB per reporting group (a row may be in several).
+  {
+    std::map<std::string, std::vector<double>> groups, abs_groups;
+    for (auto& s : by_quantity["kv_cache_gib"])
+      for (const auto& g : s.groups) {
+        groups[g].push_back(s.pct());
+        abs_groups[g].push_back(s.abs_diff());
+      }
+    std::printf("kv_cache_gib by group:\n");
     for (auto& [g, v] : groups)
       std::printf("  %-18s n=%-3zu median %6.2f%%  p90 %6.2f%%  median abs %6.3f GiB\n", g.c_str(), v.size(),
                   percentile(v, 0.5), percentile(v, 0.9), percentile(abs_groups[g], 0.5));

@@ -24,6 +24,7 @@ struct GpuSpec {
   bool bf16_supported = true;
   bool fp8_supported = false;
   bool nvlink = false;  // GPUs of this model are linked by NVLink (SXM boards): custom all-reduce works
+  bool unified_memory = false;  // CPU and GPU share one memory (GB10, Jetson, Strix Halo): the total includes the OS's
   std::vector<std::string> aliases;
   std::vector<std::string> nvml_names;
 

@@ -128,6 +128,11 @@ struct VisionConfig {
   int projector_input_dim = 0;       // Llama 4's pixel-shuffle adapter
   int projector_output_dim = 0;
   double pixel_shuffle_ratio = 0;
+  // The processor's largest input (preprocessor_config.json, else the config): Qwen-VL-style
+  // max_pixels / min_pixels (0 when not stated) and frames per video item.
+  std::int64_t max_pixels = 0;
+  std::int64_t min_pixels = 0;
+  int max_frames = 0;
 };
 
 struct QuantizationConfig {
@@ -139,6 +144,9 @@ struct QuantizationConfig {
   std::string format;                        // compressed-tensors format ("float-quantized", "pack-quantized", ...)
   std::vector<std::string> ignored_modules;  // ignore / modules_to_not_convert
   nlohmann::json raw;                        // the quantization_config object as read
+  // Non-empty when the checkpoint's quantization config was not read and the method above was
+  // inferred instead ("the repo name"): a guess, shown as one, that never decides a verdict.
+  std::string guessed_from;
 };
 
 // One tensor of a safetensors checkpoint (header only; data is never read).

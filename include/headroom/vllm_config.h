@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,15 @@ struct VllmFlags {
   std::optional<std::string> pp_layer_partition;   // VLLM_PP_LAYER_PARTITION ("20,20,21,19": layers per pipeline stage)
   bool allow_long_max_model_len = false;           // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
   UsageContext usage_context = UsageContext::api_server;
+  // Multimodal inputs (config/multimodal.py MultiModalConfig): --limit-mm-per-prompt's count per
+  // modality ("image", "video", "audio"; {"image": 0, "video": 0} is vLLM's text-only mode),
+  // --language-model-only (every modality at 0), --skip-mm-profiling, --mm-encoder-tp-mode
+  // ("weights" or "data") and --mm-processor-kwargs as JSON text.
+  std::map<std::string, int> limit_mm_per_prompt;
+  bool language_model_only = false;
+  bool skip_mm_profiling = false;
+  std::optional<std::string> mm_encoder_tp_mode;
+  std::string mm_processor_kwargs;
 };
 
 // A parsed vLLM command line.

@@ -74,6 +74,7 @@ struct MemoryBreakdown {
   Bytes kv_cache = 0;         // "Available KV cache memory" (may be negative)
   Bytes outside_budget = 0;   // total − budget: CUDA context, NCCL, other processes
   Bytes baseline = 0;         // CUDA context + NCCL init at the snapshot (not charged to the budget)
+  Bytes encoder_profile = 0;  // part of activation_peak: the multimodal encoder's pass on its dummy batch
 };
 
 struct KvCacheLayout {

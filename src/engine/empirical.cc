@@ -45,11 +45,13 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
     out.moe = static_cast<Bytes>(k_moe_workspace_factor * tokens * std::max(1, model.moe->experts_per_token) * width *
                                  in.dtype_bytes);
   }
-  if (in.multimodal) {
+  if (in.multimodal && !in.text_only) {
     // gpu_model_runner.py profile_run encodes dummy items first and keeps their outputs in the
     // encoder cache for the rest of the run; its budget defaults to max_num_batched_tokens
     // embeddings of the language model's hidden size (multimodal/encoder_budget.py).
-    out.encoder = static_cast<Bytes>(tokens * model.hidden_size * in.dtype_bytes);
+    out.encoder = in.encoder_cached_outputs ? *in.encoder_cached_outputs
+                                            : static_cast<Bytes>(tokens * model.hidden_size * in.dtype_bytes);
+    out.encoder_pass = in.encoder_pass_peak.value_or(0);
   }
   // The forward pass and the sampler run one after the other: the peak is the larger of the two,
   // plus what stays allocated across them (the encoder cache; from v0.17 the fused-MoE workspace).
@@ -60,6 +62,9 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
     out.total = std::max(out.forward + out.moe, out.sampler) + out.encoder;
   else
     out.total = std::max(out.forward, out.sampler) + out.moe + out.encoder;
+  // The encoder pass comes first (profile_run runs get_multimodal_embeddings before _dummy_run):
+  // its peak and the language model's are not simultaneous; torch's peak is the larger.
+  out.total = std::max(out.total, out.encoder_pass);
   return out;
 }
 

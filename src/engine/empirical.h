@@ -26,6 +26,12 @@ struct ActivationInputs {
   int stage_layers = 0;
   bool multimodal = false;  // the profile run encodes dummy images first (first PP stage)
   std::optional<bool> flashinfer_sampler;  // VLLM_USE_FLASHINFER_SAMPLER when given
+  // The encoder pass on the dummy multimodal batch (encoder_profile.h), when it is modelled: its
+  // peak, and the embeddings it leaves in the encoder cache for the language model's dummy run.
+  // Without it a multimodal model keeps max_num_batched_tokens embeddings and no encoder peak.
+  std::optional<Bytes> encoder_pass_peak;
+  std::optional<Bytes> encoder_cached_outputs;
+  bool text_only = false;  // every modality limited to 0: no encoder cache at all
 };
 
 struct ActivationEstimate {
@@ -34,6 +40,7 @@ struct ActivationEstimate {
   Bytes forward = 0;   // dense MLP / attention projections of the dummy forward
   Bytes moe = 0;       // fused-MoE intermediate caches
   Bytes encoder = 0;   // multimodal encoder outputs kept in the encoder cache during the profile run
+  Bytes encoder_pass = 0;  // the encoder's own peak on the dummy batch (before the language model runs)
 };
 
 // Whether vLLM treats the model as multimodal (it profiles the encoder): a vision tower in the

@@ -175,8 +175,10 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
     return config_error("max_model_len_exceeds_model_limit",
                         max_model_len_exceeds_message(*in.flags.max_model_len, model.max_length_key, in.derived_max_model_len));
   // 2a. config/model.py _verify_quantization (ModelConfig; config.py before v0.10): a --quantization
-  //     that neither is the checkpoint's method nor overrides it.
-  if (in.flags.quantization && model.quantization && !model.quantization->method.empty()) {
+  //     that neither is the checkpoint's method nor overrides it. A method headroom inferred from
+  //     the repo name (its config was not read) is a guess: no failure is asserted from it.
+  const bool guessed = model.quantization && !model.quantization->guessed_from.empty();
+  if (in.flags.quantization && model.quantization && !model.quantization->method.empty() && !guessed) {
     const std::string user = util::to_lower(*in.flags.quantization), checkpoint = util::to_lower(model.quantization->method);
     const auto accepted = methods_accepted_for(checkpoint);
     if (!accepted.empty() && std::find(accepted.begin(), accepted.end(), user) == accepted.end())
@@ -196,7 +198,7 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
   // 2c. config/vllm.py _get_quantization_config (VllmConfig; config.py before v0.10): the method's
   //     minimum compute capability.
   const int capability = in.gpu.capability();
-  if (!s.quantization.empty() && capability > 0 && in.gpu.vendor != "AMD") {
+  if (!s.quantization.empty() && capability > 0 && in.gpu.vendor != "AMD" && !(guessed && !in.flags.quantization)) {
     const std::string method = effective_quantization(in, capability);
     const int need = min_quantization_capability(method, in.version);
     if (need > capability)

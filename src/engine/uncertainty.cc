@@ -23,7 +23,7 @@ std::string gib(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tp,
                                             const MemoryBreakdown& m, std::int64_t kv_tokens, bool graphs_in_budget,
                                             bool dynamic_resolution_vision, Bytes sort_sampler_extra,
-                                            bool tp_spans_nodes) {
+                                            bool tp_spans_nodes, const ModelUncertainty& model) {
   KvUncertainty u;
   double spread = 0;  // bytes either side of the predicted KV memory
   double below = 0;   // bytes on the low side only
@@ -66,6 +66,20 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     u.reasons.push_back("the vision encoder takes images of any size: the activation estimate leaves out its profile pass "
                         "on the largest dummy image (up to 3 GiB less KV cache on the runs measured)");
     below += static_cast<double>(from_gib(3.0));
+  }
+  if (model.encoder_pass_estimate > 0) {
+    // The encoder's peak is derived from the tower's widths on vLLM's dummy batch (encoder_profile.cc);
+    // kernels' workspaces and the allocator's rounding are not in it, so the range allows half of
+    // it either way.
+    u.reasons.push_back("the vision encoder's profile pass (" + gib(model.encoder_pass_estimate) +
+                        " on vLLM's dummy batch) is estimated from the tower's widths");
+    spread += 0.5 * static_cast<double>(model.encoder_pass_estimate);
+  }
+  if (model.guessed_quantization_extra > 0) {
+    u.reasons.push_back("the quantization (" + model.guessed_method +
+                        ") is a guess from the repo name: if the checkpoint also keeps attention and shared experts in "
+                        "16-bit, the weights are " + gib(model.guessed_quantization_extra) + " larger");
+    below += static_cast<double>(model.guessed_quantization_extra);
   }
   if (sort_sampler_extra > 0) {
     // The estimate takes FlashInfer's sampling kernels (the constant fitted on this era's runs);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "headroom/gpu.h"
 #include "headroom/vllm_engine.h"
@@ -24,9 +25,17 @@ inline const VllmVersion k_newest_calibrated{0, 26, 1};
 // it (v0.8-v0.10 without VLLM_USE_FLASHINFER_SAMPLER); 0 otherwise.
 // `tp_spans_nodes`: the tensor-parallel group has more ranks than a node has GPUs, so its
 // all-reduce crosses the network.
+// What the model side adds to the range: an encoder pass that is modelled but estimated, and a
+// quantization method that was guessed (its other reading's extra weight bytes).
+struct ModelUncertainty {
+  Bytes encoder_pass_estimate = 0;    // the modelled encoder peak (encoder_profile.h), when it sets the activation peak
+  Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)
+  std::string guessed_method;           // the guessed method, for the reason
+};
+
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,
                                             const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget,
                                             bool dynamic_resolution_vision = false, Bytes sort_sampler_extra = 0,
-                                            bool tp_spans_nodes = false);
+                                            bool tp_spans_nodes = false, const ModelUncertainty& model = {});
 
 }  // namespace headroom::engine

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -49,6 +50,40 @@ Result<double> parse_double(const std::string& flag, const std::string& text) {
   } catch (const std::exception&) {
     return tl::unexpected(flag_error(flag, "expected a number, got '" + text + "'"));
   }
+}
+
+// --limit-mm-per-prompt as vLLM reads it: JSON ('{"image": 0, "video": 0}'; from v0.11 a modality
+// may be an object whose "count" is the limit and whose width/height/num_frames size the dummy
+// input) or the older 'image=2,video=1' form. Counts must be non-negative integers.
+Result<std::map<std::string, int>> parse_mm_limits(const std::string& flag, const std::string& text) {
+  std::map<std::string, int> out;
+  auto bad = [&](const std::string& why) {
+    return tl::unexpected(flag_error(flag, why + " in '" + text + "' (expected e.g. '{\"image\": 0, \"video\": 0}')"));
+  };
+  if (!text.empty() && text.front() == '{') {
+    auto j = util::parse_json(text, flag);
+    if (!j || !j->is_object()) return bad("not a JSON object");
+    for (const auto& [modality, v] : j->items()) {
+      const nlohmann::json* count = &v;
+      if (v.is_object()) {
+        auto c = v.find("count");
+        if (c == v.end()) return bad("no \"count\" for " + modality);
+        count = &*c;
+      }
+      if (!count->is_number_integer() || count->get<std::int64_t>() < 0 || count->get<std::int64_t>() > 1'000'000)
+        return bad("a count that is not a non-negative integer for " + modality);
+      out[modality] = count->get<int>();
+    }
+    return out;
+  }
+  for (const auto& part : util::split(text, ',')) {
+    auto eq = part.find('=');
+    if (eq == std::string::npos) return bad("'" + part + "' is not modality=count");
+    auto n = parse_int(flag, util::trim(part.substr(eq + 1)));
+    if (!n || *n < 0) return bad("'" + part + "' has no non-negative count");
+    out[util::trim(part.substr(0, eq))] = *n;
+  }
+  return out;
 }
 
 // vLLM's human-readable integers (utils/argparse_utils.py): k/m/g/t are powers of 1000,
@@ -184,6 +219,35 @@ const std::vector<FlagSpec>& flag_table() {
     t.push_back({{"--enable-chunked-prefill"}, Arity::flag,
                  [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
                    f.enable_chunked_prefill = v != "false";
+                   return {};
+                 }});
+    // Multimodal inputs (config/multimodal.py MultiModalConfig, engine/arg_utils.py).
+    t.push_back(value_flag({"--limit-mm-per-prompt"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+      auto limits = parse_mm_limits(flag, v);
+      if (!limits) return tl::unexpected(limits.error());
+      f.limit_mm_per_prompt = std::move(*limits);
+      return {};
+    }));
+    t.push_back(value_flag({"--mm-encoder-tp-mode"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+      if (v != "weights" && v != "data")
+        return tl::unexpected(flag_error(flag, "invalid choice: '" + v + "' (choose from 'weights', 'data')"));
+      f.mm_encoder_tp_mode = v;
+      return {};
+    }));
+    t.push_back(value_flag({"--mm-processor-kwargs"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+      auto j = util::parse_json(v, flag);
+      if (!j || !j->is_object()) return tl::unexpected(flag_error(flag, "expected a JSON object, got '" + v + "'"));
+      f.mm_processor_kwargs = j->dump();
+      return {};
+    }));
+    t.push_back({{"--language-model-only"}, Arity::flag,
+                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                   f.language_model_only = v != "false";
+                   return {};
+                 }});
+    t.push_back({{"--skip-mm-profiling"}, Arity::flag,
+                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                   f.skip_mm_profiling = v != "false";
                    return {};
                  }});
     return t;

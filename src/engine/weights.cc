@@ -36,9 +36,15 @@ std::string_view leaf_of(std::string_view name) {
 }
 
 bool is_vision(std::string_view n) {
+  // Encoder towers and projectors by the names vLLM's model files give them: Qwen-VL / Omni
+  // (visual., audio_tower), LLaVA / Gemma 3 / Mistral 3 / Llama 4 (vision_tower, vision_model,
+  // multi_modal_projector), Gemma 3n (embed_vision, embed_audio, audio_tower), InternVL (mlp1.),
+  // MiniCPM-V (vpm., resampler.), Phi-3.5-vision and Phi-4-multimodal (img_processor,
+  // embed_tokens_extend), GLM-4.xV (vision.).
   for (auto p : {"vision_tower", "visual.", "vision_model", "multi_modal_projector", "mm_projector", "vision_encoder",
                  "image_newline", "audio_tower", "patch_merger", "vision_embed", "vision_language_adapter",
-                 "embed_vision", "vision_projection"})
+                 "embed_vision", "vision_projection", "embed_audio", "audio_model", "vpm.", "resampler.",
+                 "img_processor", "embed_tokens_extend", "transformer.vision."})
     if (contains(n, p)) return true;
   return false;
 }
@@ -215,6 +221,9 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // speculative config (deepseek_v2.py skips them).
     if (layer && *layer >= model.num_layers) continue;
     if (contains(name, "mtp.") || contains(name, "nextn")) continue;
+    // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
+    // model classes leave their towers unbuilt and skip their weights (#22299).
+    if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;
     double bytes = static_cast<double>(t.bytes);
     std::int64_t elements = 1;
     for (auto d : t.shape) elements *= d;
@@ -286,6 +295,15 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     stages[static_cast<std::size_t>(s)].layer_bytes = static_cast<Bytes>(std::llround(stage_layer_bytes[static_cast<std::size_t>(s)]));
   }
   return stages;
+}
+
+Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan) {
+  if (!model.quantization || model.quantization->guessed_from.empty() || model.weights) return 0;
+  ModelSpec other = model;
+  for (const char* kept : {"self_attn", "shared_expert", "shared_experts"}) other.quantization->ignored_modules.push_back(kept);
+  const Bytes guessed = stage_weights(model, synthesize_weights(model), plan).front().bytes;
+  const Bytes alternative = stage_weights(other, synthesize_weights(other), plan).front().bytes;
+  return std::max<Bytes>(0, alternative - guessed);
 }
 
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {

@@ -20,6 +20,7 @@ struct WeightPlan {
   std::string online_quantization;  // "fp8", "bitsandbytes" or "" (checkpoint as is)
   std::string gpu_architecture;     // "Ampere", "Hopper", "Blackwell": MXFP4 kernels pad differently
   std::vector<int> layer_partition; // VLLM_PP_LAYER_PARTITION's layers per stage (empty: vLLM's default split)
+  bool skip_mm_towers = false;      // text-only mode: the vision/audio towers and projectors are not loaded
 };
 
 struct StageWeights {
@@ -51,6 +52,12 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
 // [max_num_batched_tokens, hidden] tensor per deepstack level in the model dtype. Kept apart from
 // stage_weights because it depends on the scheduler's batch size, not on the checkpoint.
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype);
+
+// For a checkpoint whose quantization method was guessed (QuantizationConfig::guessed_from), how
+// many more bytes rank 0 of the first stage loads under the other reading of the same name: the
+// exporter also kept attention and shared experts in 16-bit (the ignore lists ModelOpt, Kimi-K2's
+// compressed-tensors and MiniMax's fp8 exports write). 0 for a read (not guessed) method.
+Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan);
 
 // Bytes per element of a safetensors or torch dtype name (BF16, bfloat16, F8_E4M3, ...); 0 if unknown.
 double dtype_bytes(const std::string& dtype);

@@ -187,6 +187,7 @@ Result<GpuCatalog> GpuCatalog::from_jsonl(std::string_view text, const std::stri
     s.bf16_supported = r.boolean("bf16_supported", true);
     s.fp8_supported = r.boolean("fp8_supported", false);
     s.nvlink = r.boolean("nvlink", false);
+    s.unified_memory = r.string("memory_type", false).find("unified") != std::string::npos;
     auto smi_mib = r.number("memory_total_mib_nvidia_smi");
     auto torch_gib = r.number("memory_total_gib_torch");
     if (r.error) return tl::unexpected(*r.error);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <regex>
 
 #include "model/model_internal.h"
 #include "util/embedded_data.h"
@@ -94,14 +95,44 @@ std::optional<std::int64_t> parse_param_count(const json& v) {
   return static_cast<std::int64_t>(std::llround(x * scale));
 }
 
-// Tier-I lines carry only a note ("FP8 per repo name"); the id's naming convention is the best
-// hint of the scheme, so the method is taken from it and the note kept in raw.
+// Tier-I lines carry only a note ("FP8 per repo name"): the id's naming convention is the best
+// hint of the scheme, so the method is taken from it (and marked a guess by catalog_model). The
+// org decides between exporters that write the same name differently, as the catalogue's notes on
+// their sibling checkpoints record: nvidia/* are ModelOpt (hf_quant_config.json), RedHatAI and
+// neuralmagic use llm-compressor (compressed-tensors), Qwen's FP8 exports write fp8 with 128x128
+// weight blocks, Qwen's AWQ exports leave the vision tower ("visual") unquantized.
 void infer_quant_from_id(std::string_view id, json& q) {
   std::string lid = util::to_lower(id);
   auto has = [&](const char* s) { return lid.find(s) != std::string::npos; };
-  if (has("fp8")) q["quant_method"] = "fp8";
-  else if (has("w8a8")) {
+  const bool nvidia = lid.starts_with("nvidia/");
+  const bool llm_compressor = lid.starts_with("redhatai/") || lid.starts_with("neuralmagic/");
+  if (has("nvfp4")) {
+    if (nvidia) {
+      q["quant_method"] = "modelopt";
+      q["quant_algo"] = "NVFP4";
+    } else {
+      q["quant_method"] = "compressed-tensors";
+      q["format"] = "nvfp4-pack-quantized";
+    }
+    q["bits"] = 4;
+    q["group_size"] = 16;
+  } else if (has("mxfp4")) {
+    q["quant_method"] = "mxfp4";
+  } else if (has("fp8")) {
+    if (nvidia) {
+      q["quant_method"] = "modelopt";
+      q["quant_algo"] = "FP8";
+    } else if (llm_compressor) {
+      q["quant_method"] = "compressed-tensors";
+      q["format"] = "float-quantized";
+      q["bits"] = 8;
+    } else {
+      q["quant_method"] = "fp8";
+      if (lid.starts_with("qwen/")) q["weight_block_size"] = json::array({128, 128});
+    }
+  } else if (has("w8a8")) {
     q["quant_method"] = "compressed-tensors";
+    q["format"] = "int-quantized";
     q["bits"] = 8;
   } else if (has("w4a16")) {
     q["quant_method"] = "compressed-tensors";
@@ -110,11 +141,44 @@ void infer_quant_from_id(std::string_view id, json& q) {
     q["format"] = "pack-quantized";
   } else if (has("awq")) {
     q["quant_method"] = "awq";
+    if (lid.starts_with("qwen/") && has("-vl-")) q["modules_to_not_convert"] = json::array({"visual"});
   } else if (has("gptq")) {
     q["quant_method"] = "gptq";
+  } else if (has("bnb-4bit") || has("bnb-8bit")) {
+    q["quant_method"] = "bitsandbytes";
+    q[has("bnb-4bit") ? "load_in_4bit" : "load_in_8bit"] = true;
   }
   if ((has("awq") || has("gptq") || has("int4")) && !q.contains("bits")) q["bits"] = 4;
   if ((has("awq") || has("gptq")) && !q.contains("group_size")) q["group_size"] = 128;
+}
+
+// Whether a catalogue line's quantization method is read (quant_method or an hf_quant_config
+// summary) rather than inferred from its id.
+bool quantization_read(const json& line) {
+  if (is_null_or_missing(line, "quantization_config") || !line["quantization_config"].is_object()) return true;
+  const json& q = line["quantization_config"];
+  return (q.contains("quant_method") && !q["quant_method"].is_null()) ||
+         (q.contains("hf_quant_config") && q["hf_quant_config"].is_object());
+}
+
+// The model source shown for a line whose architecture was copied from another checkpoint's line
+// (tier I: a quantized repo's base; tier H: a sibling or an unattributed copy), as its
+// source_description names it.
+std::string copied_architecture_note(const json& line) {
+  const std::string quality = line.value("source_quality", "");
+  const bool inherited = quality.rfind("architecture inherited", 0) == 0;
+  const bool unconfirmed = quality.rfind("UNCONFIRMED", 0) == 0;
+  if (!inherited && !unconfirmed) return "";
+  static const std::regex k_from(
+      R"((?:catalogue (?:entry|line)|base model's config,|sibling|copy of the base config:)\s+([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]))");
+  const std::string desc = line.value("source_description", "");
+  std::smatch m;
+  std::string from = std::regex_search(desc, m, k_from) ? m[1].str() : "";
+  if (inherited)
+    return "architecture copied from " + (from.empty() ? std::string("its base model") : from) +
+           "; this repo's own config.json was not read";
+  return "architecture from another checkpoint's config" + (from.empty() ? std::string() : " (" + from + ")") +
+         ", attribution unconfirmed";
 }
 
 // The catalogue summarises two per-layer lists as counts; they are expanded back into lists.
@@ -346,6 +410,8 @@ Result<ModelSpec> catalog_model(std::string_view id) {
   spec->id = hf_id;
   spec->source = ModelSource::catalog;
   spec->location = "built-in catalogue";
+  if (std::string copied = copied_architecture_note(*line); !copied.empty()) spec->location += " (" + copied + ")";
+  if (spec->quantization && !quantization_read(*line)) spec->quantization->guessed_from = "the repo name";
   spec->raw_config = *line;
   if (line->contains("total_params")) spec->declared_params = parse_param_count((*line)["total_params"]);
   return spec;

@@ -48,6 +48,20 @@ nlohmann::json settings_to_json(const ResolvedSettings& s) {
   return j;
 }
 
+namespace {
+
+// The checkpoint's quantization as the prediction took it; `guessed_from` says what a method that
+// was inferred, not read, was inferred from (null when read).
+nlohmann::json quantization_to_json(const ModelSpec& model) {
+  if (!model.quantization) return nullptr;
+  const auto& q = *model.quantization;
+  return {{"method", q.method},
+          {"bits", q.bits > 0 ? nlohmann::json(q.bits) : nlohmann::json(nullptr)},
+          {"guessed_from", q.guessed_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.guessed_from)}};
+}
+
+}  // namespace
+
 nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, const Prediction& p) {
   nlohmann::json j;
   j["schema_version"] = k_check_schema_version;
@@ -56,7 +70,8 @@ nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, 
                 {"location", model.location},
                 {"architecture", model.architecture},
                 {"params", parameter_count(model)},
-                {"weights_bytes", inventory_total(model) > 0 ? nlohmann::json(inventory_total(model)) : nlohmann::json(nullptr)}};
+                {"weights_bytes", inventory_total(model) > 0 ? nlohmann::json(inventory_total(model)) : nlohmann::json(nullptr)},
+                {"quantization", quantization_to_json(model)}};
   j["gpu"] = {{"name", gpus.gpu.name},
               {"key", gpus.gpu.key},
               {"total_gib", gib2(gpus.gpu.total_bytes)},
@@ -167,6 +182,11 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   std::string where = std::string(to_string(model.source));
   if (!model.location.empty() && model.location != where) where += ": " + model.location;
   line("model   " + model.id + "  (" + model.architecture + ", " + where + ")");
+  if (model.quantization && !model.quantization->guessed_from.empty())
+    line("quant   " + model.quantization->method +
+         (model.quantization->bits > 0 ? " " + std::to_string(model.quantization->bits) + "-bit" : std::string()) +
+         "  (a guess from " + model.quantization->guessed_from +
+         ": the checkpoint's quantization config was not read; no failure is asserted from it)");
   std::string gpu_line = "gpu     " + std::to_string(p.gpus_used) + " × " + gpus.gpu.name + "  (" + g(gpus.gpu.total_bytes) +
                          " GiB as CUDA reports it";
   if (gpus.free_bytes) gpu_line += ", " + g(*gpus.free_bytes) + " GiB free now";

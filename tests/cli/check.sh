@@ -176,6 +176,13 @@ check_golden glm52 glm52_fp8_b200_tp8.txt
 run gemma4 0 nvidia/Gemma-4-31B-IT-NVFP4 --gpu B200 --max-model-len 65536 --color never
 check_golden gemma4 gemma4_31b_nvfp4_b200.txt
 
+# A catalogue line whose quantization config was not read: the method is a guess from the repo
+# name, labelled as one in text and JSON, and the architecture's source names the base line.
+run guessed_quant 0 Qwen/Qwen3-8B-FP8 --gpu "RTX 4090" --max-model-len 16384 --vllm-version 0.19.0 --color never
+check_golden guessed_quant guessed_quant_qwen3_8b_fp8_4090.txt
+run guessed_quant_json 0 Qwen/Qwen3-8B-FP8 --gpu "RTX 4090" --max-model-len 16384 --vllm-version 0.19.0 --format json
+grep -q '"guessed_from": "the repo name"' "$tmp/guessed_quant_json.out" || fail "guessed_quant_json: no guessed_from"
+
 run nemotron3 0 nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8 --gpu H100 -tp 2 --max-model-len 65536 --max-num-seqs 128 --color never
 check_golden nemotron3 nemotron3_super_fp8_h100_tp2.txt
 

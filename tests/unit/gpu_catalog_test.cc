@@ -18,8 +18,8 @@ TEST(GpuCatalog, BuiltinParsesEveryRow) {
   ASSERT_TRUE(text);
   auto parsed = GpuCatalog::from_jsonl(*text, "gpus.jsonl");
   ASSERT_TRUE(parsed) << parsed.error().to_string();
-  EXPECT_EQ(parsed->all().size(), 71u);
-  EXPECT_EQ(catalog().all().size(), 71u);
+  EXPECT_EQ(parsed->all().size(), 81u);
+  EXPECT_EQ(catalog().all().size(), 81u);
 }
 
 TEST(GpuCatalog, EveryRowHasAPositiveCudaTotalBelowTheNvmlTotal) {
@@ -37,6 +37,52 @@ TEST(GpuCatalog, TotalIsTheCudaTotalNotTheNvidiaSmiTotal) {
   EXPECT_EQ(h100->total_bytes, from_gib(79.19));
   ASSERT_TRUE(h100->nvml_total_bytes);
   EXPECT_EQ(*h100->nvml_total_bytes, 81559 * k_mib);
+}
+
+// The GPUs of people's own machines in the calibration runs and failure reports.
+TEST(GpuCatalog, ConsumerEdgeAndRadeonCardsAreCatalogued) {
+  EXPECT_EQ(key_of("RTX 4090 D"), "rtx-4090-d");
+  EXPECT_EQ(key_of("NVIDIA GeForce RTX 5070 Ti"), "rtx-5070-ti");
+  EXPECT_EQ(key_of("A10"), "a10");
+  EXPECT_EQ(key_of("Tesla P40"), "tesla-p40");
+  EXPECT_EQ(key_of("Jetson AGX Orin"), "jetson-agx-orin-64gb");
+  EXPECT_EQ(key_of("RX 7900 XTX"), "rx-7900-xtx");
+  EXPECT_EQ(key_of("AMD Radeon RX 9070 XT"), "rx-9070-xt");
+  EXPECT_EQ(key_of("Strix Halo"), "radeon-8060s");
+}
+
+// The RTX 4090 D prints its own NVML name; it is not taken for the RTX 4090.
+TEST(GpuCatalog, Rtx4090DIsNotTheRtx4090) {
+  auto d = catalog().match_live("NVIDIA GeForce RTX 4090 D", 24564 * k_mib);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->key, "rtx-4090-d");
+  EXPECT_EQ(d->architecture, "Ada");
+}
+
+// torch names every Jetson Orin module 'Orin'; the memory tells the 32 GB module from the 64 GB one,
+// and both share their memory with the CPU.
+TEST(GpuCatalog, JetsonOrinModulesAreToldApartByMemoryAndAreUnified) {
+  auto small = catalog().find("jetson-agx-orin-32gb");
+  auto big = catalog().find("jetson-agx-orin-64gb");
+  ASSERT_TRUE(small && big);
+  EXPECT_TRUE(small->unified_memory);
+  EXPECT_TRUE(big->unified_memory);
+  EXPECT_EQ(small->total_bytes, from_gib(29.9));  // _CudaDeviceProperties(name='Orin', total_memory=30622MB)
+  EXPECT_TRUE(catalog().find("gb10")->unified_memory);
+  EXPECT_FALSE(catalog().find("rtx-4090")->unified_memory);
+}
+
+// ROCm reports gfx targets; the Radeon totals are torch's total_memory prints.
+TEST(GpuCatalog, RadeonCardsCarryTheirGfxTargetAndTorchTotal) {
+  auto xtx = catalog().find("rx-7900-xtx");
+  ASSERT_TRUE(xtx);
+  EXPECT_EQ(xtx->vendor, "AMD");
+  EXPECT_EQ(xtx->compute_capability, "gfx1100");
+  EXPECT_EQ(xtx->total_bytes, from_gib(23.98));  // total_memory=24560MB
+  auto rdna4 = catalog().find("rx-9070-xt");
+  ASSERT_TRUE(rdna4);
+  EXPECT_EQ(rdna4->compute_capability, "gfx1201");
+  EXPECT_EQ(rdna4->total_bytes, from_gib(15.92));  // total_memory=16304MB
 }
 
 TEST(GpuCatalog, MissingCudaTotalIsNvidiaSmiTotalMinusTypicalReserve) {

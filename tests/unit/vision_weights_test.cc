@@ -59,6 +59,21 @@ TEST(VisionWeights, MultimodalModelsLoadWhatVllmLogged) {
   }
 }
 
+// Text-only mode (every modality at 0, or --language-model-only) from v0.10.1: the model classes
+// build no encoder or projector (#22299), so what loads is the language model alone.
+TEST(VisionWeights, TextOnlyModeLoadsNoTower) {
+  ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
+  WeightsInventory inv = synthesize_weights(m);
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  const Bytes full = engine::stage_weights(m, inv, plan).front().bytes;
+  plan.skip_mm_towers = true;
+  const Bytes text = engine::stage_weights(m, inv, plan).front().bytes;
+  const double tower = static_cast<double>(params_with_prefix(inv, "visual.")) * 2.0;
+  EXPECT_GT(tower, 0.0);
+  EXPECT_NEAR(static_cast<double>(full - text), tower, 1.0);
+}
+
 TEST(VisionWeights, KimiVlHasAnUntiedHeadAndTheMergedProjector) {
   ModelSpec m = model("moonshotai/Kimi-VL-A3B-Instruct");
   // The catalogue line has no model_type: the language model is DeepseekV2ForCausalLM built from a

@@ -2,6 +2,7 @@
 // VllmVersion::parse: the command forms users paste, vLLM's value syntax, and exact error text.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,35 @@ std::string validate_error(const VllmFlags& flags) {
   auto ok = validate_flags(flags);
   EXPECT_FALSE(ok.has_value());
   return ok ? "" : ok.error().to_string();
+}
+
+// ---- multimodal flags ----
+
+TEST(VllmCommand, LimitMmPerPromptTakesJsonObjectsAndTheOlderForm) {
+  auto json = parse_ok({"m", "--limit-mm-per-prompt", R"({"image": 0, "video": 0})"});
+  EXPECT_EQ(json.flags.limit_mm_per_prompt, (std::map<std::string, int>{{"image", 0}, {"video", 0}}));
+  auto sized = parse_ok({"m", "--limit-mm-per-prompt", R"({"image": {"count": 2, "width": 512, "height": 512}})"});
+  EXPECT_EQ(sized.flags.limit_mm_per_prompt, (std::map<std::string, int>{{"image", 2}}));
+  auto old = parse_ok({"m", "--limit-mm-per-prompt", "image=4,video=1"});
+  EXPECT_EQ(old.flags.limit_mm_per_prompt, (std::map<std::string, int>{{"image", 4}, {"video", 1}}));
+}
+
+TEST(VllmCommand, LimitMmPerPromptRejectsANegativeCount) {
+  EXPECT_EQ(parse_error({"m", "--limit-mm-per-prompt", R"({"image": -1})"}),
+            R"(--limit-mm-per-prompt: a count that is not a non-negative integer for image in '{"image": -1}' )"
+            R"((expected e.g. '{"image": 0, "video": 0}'))");
+}
+
+TEST(VllmCommand, MultimodalSwitchesAreRead) {
+  auto cmd = parse_ok({"m", "--language-model-only", "--skip-mm-profiling", "--mm-encoder-tp-mode", "data",
+                       "--mm-processor-kwargs", R"({"max_pixels": 1003520})"});
+  EXPECT_TRUE(cmd.flags.language_model_only);
+  EXPECT_TRUE(cmd.flags.skip_mm_profiling);
+  EXPECT_EQ(cmd.flags.mm_encoder_tp_mode, "data");
+  EXPECT_EQ(cmd.flags.mm_processor_kwargs, R"({"max_pixels":1003520})");
+  EXPECT_TRUE(cmd.warnings.empty());
+  EXPECT_EQ(parse_error({"m", "--mm-encoder-tp-mode", "both"}),
+            "--mm-encoder-tp-mode: invalid choice: 'both' (choose from 'weights', 'data')");
 }
 
 // ---- command forms ----

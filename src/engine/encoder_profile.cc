@@ -1,0 +1,200 @@
+#include "engine/encoder_profile.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/json_file.h"
+#include "util/strings.h"
+
+namespace headroom::engine {
+
+namespace {
+
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, unsized };
+
+Family family_of(const ModelSpec& m) {
+  if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
+  const std::string& a = m.architecture;
+  const std::string& vt = m.vision->model_type;
+  if (has(a, "Qwen2VL") || has(a, "Qwen2_5_VL") || has(a, "Qwen3VL") || has(a, "Qwen3_5") || has(a, "DotsOCR") ||
+      has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || vt.starts_with("qwen") || vt == "dots_vit")
+    return Family::qwen_dynamic;
+  if (has(a, "Gemma3ForConditionalGeneration") || vt == "siglip_vision_model") return Family::siglip_fixed;
+  if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
+  if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return Family::pixtral;
+  return Family::unsized;
+}
+
+// The Qwen-VL processors' default largest image, in pixels, from each release's
+// preprocessor_config.json: Qwen2-VL and Qwen2.5-VL max_pixels 12845056 (= 16384 tokens of
+// 28 × 28 pixels), Qwen3-VL and Qwen3.5 size.longest_edge 16777216 (16384 tokens of 32 × 32),
+// dots.ocr max_pixels 11289600.
+std::int64_t qwen_default_max_pixels(const ModelSpec& m) {
+  const std::string& a = m.architecture;
+  if (has(a, "DotsOCR") || m.vision->model_type == "dots_vit") return 11'289'600;
+  if (has(a, "Qwen3") || m.vision->model_type.starts_with("qwen3")) return 16'777'216;
+  return 12'845'056;
+}
+
+// --mm-processor-kwargs max_pixels, or size.longest_edge (Qwen3-VL's processor); 0 when absent.
+std::int64_t processor_max_pixels(const VllmFlags& flags) {
+  if (flags.mm_processor_kwargs.empty()) return 0;
+  auto j = util::parse_json(flags.mm_processor_kwargs, "--mm-processor-kwargs");
+  if (!j || !j->is_object()) return 0;
+  if (auto it = j->find("max_pixels"); it != j->end() && it->is_number_integer()) return it->get<std::int64_t>();
+  if (auto s = j->find("size"); s != j->end() && s->is_object())
+    if (auto l = s->find("longest_edge"); l != s->end() && l->is_number_integer()) return l->get<std::int64_t>();
+  return 0;
+}
+
+// qwen2_vl.py get_image_size_with_most_features: smart_resize of a 9999999-pixel square under
+// max_pixels keeps the square and floors its side to a multiple of patch × merge.
+EncoderItem qwen_item(const ModelSpec& m, const VllmFlags& flags) {
+  const auto& v = *m.vision;
+  const std::int64_t patch = v.patch_size > 0 ? v.patch_size : 14, merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
+  std::int64_t max_pixels = processor_max_pixels(flags);
+  std::string source = "--mm-processor-kwargs";
+  if (max_pixels <= 0 && v.max_pixels > 0) {
+    max_pixels = v.max_pixels;
+    source = "the processor config's max_pixels";
+  }
+  if (max_pixels <= 0) {
+    max_pixels = qwen_default_max_pixels(m);
+    source = "the release's preprocessor_config.json default";
+  }
+  const std::int64_t factor = patch * merge;
+  const auto side = static_cast<std::int64_t>(std::floor(std::sqrt(static_cast<double>(max_pixels)) / static_cast<double>(factor))) * factor;
+  EncoderItem item;
+  item.modality = "image";
+  item.patches = (side / patch) * (side / patch);
+  item.tokens = item.patches / (merge * merge);
+  item.source = std::to_string(side) + "x" + std::to_string(side) + " pixels (" + source + ")";
+  return item;
+}
+
+// Fixed-size towers: one image is (image_size / patch)² patches. Gemma 3 pools them to
+// mm_tokens_per_image (256, gemma3_mm.py); LLaVA adds CLIP's class token and hands every patch on
+// (llava.py); Mistral 3 merges 2 × 2 patches and adds one break token per row (pixtral.py).
+EncoderItem fixed_item(const ModelSpec& m, Family family) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  const std::int64_t side = v.image_size / v.patch_size;
+  item.modality = "image";
+  item.patches = side * side;
+  item.source = std::to_string(v.image_size) + "x" + std::to_string(v.image_size) + " pixels (the vision config's image_size)";
+  if (family == Family::siglip_fixed) item.tokens = 256;
+  if (family == Family::clip_fixed) {
+    item.patches += 1;
+    item.tokens = side * side;
+  }
+  if (family == Family::pixtral) {
+    const std::int64_t merged = side / std::max(1, v.spatial_merge_size > 0 ? v.spatial_merge_size : 2);
+    item.tokens = merged * merged + merged;
+  }
+  return item;
+}
+
+// Bytes per patch alive at the encoder's peak on one rank. Each block's widest moment, in eager
+// PyTorch: the residual stream and the normed input (2h) stay alive while the MLP holds fc1's
+// output and its activation (2I, plain fc1/fc2: siglip.py, clip.py, qwen2_vl.py, qwen3_vl.py) or
+// the fused gate/up output and the gated product (3I: qwen2_5_vl.py, dots_ocr.py, pixtral.py);
+// attention holds q, k, v and their rotated copies (5h). TP shards the intermediate widths
+// (ColumnParallelLinear), not the residual. Besides: the dummy pixel values (3 × frames × patch²
+// per patch) for the whole pass. An estimate: the allocator's rounding and the kernels'
+// workspaces are not in it.
+double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data_parallel_encoder, double dtype_bytes) {
+  const auto& v = *m.vision;
+  const double h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4.0 * h;
+  const bool gated = has(m.architecture, "Qwen2_5_VL") || has(m.architecture, "DotsOCR") || family == Family::pixtral;
+  const double shard = data_parallel_encoder ? 1.0 : static_cast<double>(std::max(1, tp));
+  const double mlp = 2.0 * h + (gated ? 3.0 : 2.0) * I / shard;
+  const double attention = 2.0 * h + 5.0 * h / shard;
+  const double patch = v.patch_size > 0 ? v.patch_size : 14;
+  const double frames = family == Family::qwen_dynamic ? (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2) : 1;
+  const double pixels = 3.0 * frames * patch * patch;
+  return dtype_bytes * (std::max(mlp, attention) + pixels);
+}
+
+// How many dummy items vLLM batches: v1/worker/utils.py MultiModalBudget.get_max_items, with the
+// budget of encoder_cache_manager.py compute_mm_encoder_budget (max_num_batched_tokens, raised to
+// one item's tokens when an item is larger).
+int dummy_items(const EncoderItem& item, int limit_per_prompt, const ResolvedSettings& s, std::int64_t& budget) {
+  budget = std::max<std::int64_t>(s.max_num_batched_tokens, item.tokens);
+  const std::int64_t by_encoder = budget / std::max<std::int64_t>(1, item.tokens);
+  const std::int64_t per_prompt = std::max<std::int64_t>(1, std::min<std::int64_t>(limit_per_prompt, s.max_model_len / std::max<std::int64_t>(1, item.tokens)));
+  std::int64_t reqs = s.max_num_seqs;
+  if (!s.enable_chunked_prefill) reqs = std::min<std::int64_t>(reqs, s.max_num_batched_tokens / std::max<std::int64_t>(1, item.tokens));
+  return static_cast<int>(std::max<std::int64_t>(1, std::min(by_encoder, reqs * per_prompt)));
+}
+
+int limit_for(const VllmFlags& flags, const std::string& modality) {
+  auto it = flags.limit_mm_per_prompt.find(modality);
+  // vLLM's default limit per modality in the V1 profiler (config/multimodal.py): 999.
+  return it == flags.limit_mm_per_prompt.end() ? 999 : it->second;
+}
+
+}  // namespace
+
+bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
+  if (!model.vision) return false;
+  if (flags.language_model_only) return true;
+  if (flags.limit_mm_per_prompt.empty()) return false;
+  for (const char* modality : {"image", "video", "audio"}) {
+    auto it = flags.limit_mm_per_prompt.find(modality);
+    if (it == flags.limit_mm_per_prompt.end() || it->second > 0) {
+      // An unnamed modality keeps its default limit unless the model has no such input; the
+      // catalogue's towers take images (and video for the Qwen-VL family), never audio here.
+      if (std::string(modality) == "audio") continue;
+      if (std::string(modality) == "video" && family_of(model) != Family::qwen_dynamic) continue;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version) {
+  return text_only_mode(model, flags) && !(version < VllmVersion{0, 10, 1});
+}
+
+EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
+                               const VllmVersion& version, double dtype_bytes) {
+  EncoderProfile p;
+  auto skipped = [](std::string why) {
+    EncoderProfile none;
+    none.skipped_because = std::move(why);
+    return none;
+  };
+  const Family family = family_of(model);
+  if (family == Family::none) return skipped("no vision tower");
+  if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
+  if (text_only_mode(model, flags))
+    return skipped("every modality is limited to 0: vLLM builds no encoder budget and skips the pass");
+  if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
+  if (family == Family::unsized)
+    return skipped("the largest input of " + model.architecture + "'s processor is not modelled");
+  p.item = family == Family::qwen_dynamic ? qwen_item(model, flags) : fixed_item(model, family);
+  if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
+  if (limit_for(flags, "image") == 0) {
+    // Images off, video on (Qwen-VL): vLLM profiles video; its largest item is not sized here.
+    return skipped("images are limited to 0 and the largest video item is not modelled");
+  }
+  p.items = dummy_items(p.item, limit_for(flags, p.item.modality), settings, p.encoder_budget);
+  const bool dp_encoder = flags.mm_encoder_tp_mode && *flags.mm_encoder_tp_mode == "data";
+  const int tp = std::max(1, settings.tensor_parallel_size);
+  // --mm-encoder-tp-mode data: each rank runs its share of the items on a full copy of the encoder.
+  const double items_on_rank = dp_encoder ? std::ceil(static_cast<double>(p.items) / tp) : p.items;
+  const double per_patch = peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
+  p.encoder_peak = static_cast<Bytes>(items_on_rank * static_cast<double>(p.item.patches) * per_patch);
+  const double out = model.hidden_size > 0 ? model.hidden_size : model.vision->out_hidden_size;
+  p.cached_outputs = static_cast<Bytes>(static_cast<double>(p.items) * static_cast<double>(p.item.tokens) * out * dtype_bytes);
+  p.explanation = "encoder profile: " + std::to_string(p.items) + " " + p.item.modality + " item(s) of " +
+                  std::to_string(p.item.tokens) + " tokens (" + std::to_string(p.item.patches) + " patches, " +
+                  p.item.source + "), budget " + std::to_string(p.encoder_budget) + " tokens; peak " +
+                  util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from the tower's widths";
+  return p;
+}
+
+}  // namespace headroom::engine

@@ -1,0 +1,49 @@
+// The multimodal encoder's pass in vLLM's profile run: the dummy batch vLLM builds
+// (v1/worker/gpu_model_runner.py profile_run, _get_mm_dummy_batch; v1/worker/utils.py
+// MultiModalBudget; v1/core/encoder_cache_manager.py compute_mm_encoder_budget) and the torch peak
+// its encoder reaches on that batch, before the KV cache is sized.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "headroom/model.h"
+#include "headroom/vllm_config.h"
+#include "headroom/vllm_engine.h"
+#include "headroom/vllm_version.h"
+
+namespace headroom::engine {
+
+// The largest item the processor accepts for the modality vLLM profiles with.
+struct EncoderItem {
+  std::string modality;               // "image" or "video"; "" when the model has no modelled encoder
+  std::int64_t patches = 0;           // encoder sequence length of one item (before any merger)
+  std::int64_t tokens = 0;            // placeholder tokens one item becomes in the language model
+  std::string source;                 // where the size came from (preprocessor default, flag, config)
+};
+
+struct EncoderProfile {
+  EncoderItem item;
+  std::int64_t encoder_budget = 0;    // tokens: min(compute budget, encoder cache size)
+  int items = 0;                      // dummy items in the batch (0: no encoder pass)
+  Bytes encoder_peak = 0;             // torch peak increase while the encoder runs on the batch
+  Bytes cached_outputs = 0;           // the batch's embeddings, held through the language model's dummy run
+  std::string skipped_because;        // why there is no pass ("" when there is one)
+  std::string explanation;            // one line for the report: batch, sizes, what is estimated
+};
+
+// The encoder pass of `model` under these flags and settings on one rank of a TP group of
+// `tensor_parallel_size`. A model without a vision tower, a V0-engine version, every modality
+// limited to 0, --language-model-only or --skip-mm-profiling give items == 0 and say why.
+// Families whose processor has no fixed largest input headroom can size (see encoder_profile.cc)
+// give items == 0 with skipped_because saying so; the caller keeps its range for them.
+EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
+                               const VllmVersion& version, double dtype_bytes);
+
+// Whether vLLM runs the model text-only: every modality it has limited to 0 by
+// --limit-mm-per-prompt, or --language-model-only. From v0.10.1 (#22299) the model classes then
+// leave their encoders and projectors unbuilt, so their weights are not loaded either.
+bool text_only_mode(const ModelSpec& model, const VllmFlags& flags);
+bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version);
+
+}  // namespace headroom::engine

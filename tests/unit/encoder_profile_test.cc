@@ -1,0 +1,85 @@
+// The multimodal encoder's profile pass (src/engine/encoder_profile.cc): the dummy batch vLLM
+// builds and when it builds none.
+#include <gtest/gtest.h>
+
+#include "engine/encoder_profile.h"
+#include "unit/engine_test_support.h"
+
+namespace headroom {
+namespace {
+
+using test_support::model;
+
+ResolvedSettings settings(int max_num_batched_tokens, int max_num_seqs = 256, std::int64_t max_model_len = 32768) {
+  ResolvedSettings s;
+  s.max_num_batched_tokens = max_num_batched_tokens;
+  s.max_num_seqs = max_num_seqs;
+  s.max_model_len = max_model_len;
+  return s;
+}
+
+// vLLM logs for Qwen2.5-VL at its default processor: "Encoder cache will be initialized with a
+// budget of 16384 tokens, and profiled with 1 image items of the maximum feature size." (the
+// 3584 x 3584 image of max_pixels 12845056: 65536 patches of 14 x 14, merged 2 x 2).
+TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(8192), {0, 11, 0}, 2.0);
+  EXPECT_EQ(p.item.modality, "image");
+  EXPECT_EQ(p.item.tokens, 16384);
+  EXPECT_EQ(p.item.patches, 65536);
+  EXPECT_EQ(p.encoder_budget, 16384);
+  EXPECT_EQ(p.items, 1);
+  EXPECT_GT(p.encoder_peak, 0);
+}
+
+// compute_mm_encoder_budget: a larger max_num_batched_tokens fits more items per batch.
+TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536), {0, 11, 0}, 2.0);
+  EXPECT_EQ(p.encoder_budget, 65536);
+  EXPECT_EQ(p.items, 4);
+}
+
+// --mm-processor-kwargs '{"max_pixels": 1003520}' (1280 x 28 x 28): a 980 x 980 image,
+// 35 x 35 merged tokens.
+TEST(EncoderProfile, ProcessorKwargsShrinkTheLargestImage) {
+  VllmFlags f;
+  f.mm_processor_kwargs = R"({"max_pixels": 1003520})";
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0);
+  EXPECT_EQ(p.item.tokens, 35 * 35);
+  EXPECT_EQ(p.items, 8192 / (35 * 35));
+}
+
+// "All non-text modalities supported by the model have been explicitly disabled via
+// limit_mm_per_prompt. Encoder cache will not be initialized." (compute_mm_encoder_budget)
+TEST(EncoderProfile, EveryModalityAtZeroSkipsThePass) {
+  VllmFlags f;
+  f.limit_mm_per_prompt = {{"image", 0}, {"video", 0}};
+  const ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
+  auto p = engine::encoder_profile(m, f, settings(8192), {0, 11, 0}, 2.0);
+  EXPECT_EQ(p.items, 0);
+  EXPECT_EQ(p.encoder_peak, 0);
+  EXPECT_TRUE(engine::skips_tower_weights(m, f, {0, 10, 1}));
+  EXPECT_FALSE(engine::skips_tower_weights(m, f, {0, 10, 0}));  // before #22299 the tower still loads
+  VllmFlags only_images;
+  only_images.limit_mm_per_prompt = {{"image", 0}};
+  EXPECT_FALSE(engine::text_only_mode(m, only_images));  // video stays on
+}
+
+TEST(EncoderProfile, SkipMmProfilingAndTextModelsHaveNoPass) {
+  VllmFlags f;
+  f.skip_mm_profiling = true;
+  EXPECT_EQ(engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0).items, 0);
+  EXPECT_EQ(engine::encoder_profile(model("Qwen/Qwen3-8B"), {}, settings(8192), {0, 11, 0}, 2.0).skipped_because,
+            "no vision tower");
+}
+
+// Gemma 3's SigLIP tower takes 896 x 896 images (64 x 64 patches of 14) and hands 256 pooled
+// tokens on (gemma3_mm.py): 8192 // 256 = 32 items fill the budget.
+TEST(EncoderProfile, FixedSizeTowerBatchesByItsTokens) {
+  auto p = engine::encoder_profile(model("google/gemma-3-12b-it"), {}, settings(8192), {0, 11, 0}, 2.0);
+  EXPECT_EQ(p.item.patches, 4096);
+  EXPECT_EQ(p.item.tokens, 256);
+  EXPECT_EQ(p.items, 32);
+}
+
+}  // namespace
+}  // namespace headroom
