@@ -24,13 +24,20 @@ namespace headroom {
 
 // One failure (or warning) found in a log.
 struct Finding {
-  std::string error_class;  // knowledge-base record id
+  std::string error_class;  // knowledge-base record id (`kb show` names it)
+  // The class of the error taxonomy (../spec/error-taxonomy.md) this finding is reported as, and
+  // the finer cause when the record or the log names one ("no_kv_cache_memory" with cause
+  // "cuda_graph_estimate"). Empty taxonomy_class: the record's id is its class.
+  std::string taxonomy_class;
+  std::string cause;
   std::string phase;        // taxonomy phase
   std::string phase_basis;  // why this phase: "traceback frame load_model in gpu_model_runner.py (line 12)", ...
   // Which evidence decided the phase, strongest first: "signature" (the message names its phase),
   // "message" (vLLM's messages about the failure), "frame" (vLLM frames of the traceback),
   // "startup" (the last startup landmark), "logger" (a serving logger's source file), "none".
   std::string phase_evidence = "none";
+  // How sure the phase is, when a rule with a stated confidence placed it (allocation arithmetic).
+  std::optional<double> phase_confidence;
   std::int64_t line = 0;    // 1-based line of the first occurrence
   std::int64_t last_line = 0;
   int occurrences = 1;
@@ -66,6 +73,16 @@ struct Diagnosis {
   std::int64_t lines = 0;
   std::int64_t bytes = 0;
 };
+
+// What the log says happened, as a whole: a failure was found; no failure and vLLM became ready
+// ("started"); or no failure and the log ends before vLLM was ready ("incomplete": cut short,
+// still starting, or not a vLLM log).
+enum class LogOutcome { failure, started, incomplete };
+LogOutcome outcome_of(const Diagnosis& diagnosis);
+std::string_view to_string(LogOutcome outcome);
+
+// The class a finding is reported as: its taxonomy class, or its record id when it has none.
+const std::string& reported_class(const Finding& finding);
 
 // Where log bytes come from (a file, gzip, standard input, a string in tests).
 class ByteSource {
@@ -123,6 +140,7 @@ class LogScanner {
  private:
   LogScanner() = default;
   struct Impl;
+  class Pass;
   std::unique_ptr<Impl> m_impl;
   std::vector<std::string> m_warnings;
 };
@@ -177,12 +195,29 @@ void plan_fixes(Diagnosis& diagnosis, const KnowledgeBase& kb, const FixOptions&
 // Renders `vllm serve MODEL --flag value ...` from the run's flags with `changes` applied.
 std::string serve_command(const LoggedRun& run, const std::vector<std::pair<std::string, std::string>>& changes);
 
+// What the user knows about the run besides its log (diagnose --model, --gpu, `-- vllm serve ...`).
+// The log's own lines win; these fill what the log leaves out.
+struct RunContext {
+  std::string model;
+  VllmFlags flags;
+  std::optional<double> gpu_total_gib;
+  std::string gpu_name;
+};
+
+// Fills the run's unknowns from the context (a value the log gave is kept).
+void merge_context(LoggedRun& run, const RunContext& context);
+
 struct DiagnoseOptions {
   ScanOptions scan;
   FixOptions fix;
+  RunContext context;
+  // Resolve the run's model (local folder, Hugging Face cache, catalogue; never the network) to
+  // size the allocations of an out-of-memory error no evidence placed.
+  bool resolve_model = true;
 };
 
-// Scans one log and diagnoses it (the whole pipeline: scanner, diagnoser, fix planner).
+// Scans one log and diagnoses it (the whole pipeline: scanner, diagnoser, context, allocation
+// arithmetic, fix planner).
 // Errors: those of LogScanner::create and LogScanner::scan.
 Result<Diagnosis> diagnose(ByteSource& source, const KnowledgeBase& kb, const DiagnoseOptions& options = {});
 
@@ -206,8 +241,9 @@ class LogDiagnoser {
   std::unique_ptr<LogScanner> m_scanner;
 };
 
-// The diagnosis as JSON (schema_version 1): primary {class, phase, line, message, facts}, findings,
-// run, fixes [{changes, command, why, confidence}], dead_ends, notes, warnings.
+// The diagnosis as JSON (schema_version 1): outcome, primary {class, cause, record, phase, line,
+// message, facts}, findings, run, fixes [{changes, command, why, confidence}], dead_ends, notes,
+// warnings.
 nlohmann::json to_json(const Diagnosis& diagnosis);
 nlohmann::json to_json(const Finding& finding);
 

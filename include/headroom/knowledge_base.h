@@ -27,6 +27,7 @@ struct KbPattern {
   MatchRule match = MatchRule::direct;
   int priority = 50;  // higher wins when several classes match one log
   Severity severity = Severity::fatal;
+  std::string cause;  // the finer cause this wording names ("" = the record's cause)
 };
 
 struct KbDeadEnd {
@@ -65,6 +66,11 @@ struct KbRecord {
   double confidence = 0.5;
   // headroom's extension.
   std::vector<std::string> phases;  // taxonomy phases: weights-load, profile-run, ...
+  // The taxonomy class findings of this record are reported as (headroom.class; "" = the id) and
+  // the finer cause the record stands for (headroom.cause), e.g. no_kv_cache_memory and
+  // cuda_graph_estimate.
+  std::string taxonomy_class;
+  std::string cause;
   bool out_of_memory = false;       // a GPU out-of-memory failure
   bool look_alike = false;          // looks like an OOM but is not one
   std::vector<KbPattern> patterns;  // patterns[0] is `regex` with the record's match/priority/severity
@@ -73,6 +79,10 @@ struct KbRecord {
   std::vector<std::string> phase_evidence;  // lines or frames that place a failure in phases[0]
   std::string origin;                       // "built-in" or the file it came from
 };
+
+// The classes of the error taxonomy (../spec/error-taxonomy.md, and the labels of the calibration
+// reports that follow it): a record's headroom.class must be one of them.
+const std::vector<std::string>& taxonomy_classes();
 
 class KnowledgeBase {
  public:

@@ -40,6 +40,7 @@ class LogNormalizer {
   void finish();
 
  private:
+  void feed_record(std::int64_t line_number, std::string_view raw);
   void feed_line(std::int64_t line_number, std::string_view raw);
   void finish_partial();
   void feed_piece(std::int64_t line_number, std::string_view rest, std::string tags, std::size_t width);

@@ -9,8 +9,9 @@
 
 namespace headroom::cli {
 
-// One table of exit codes for every command (HOUSE_STYLE: 0 ok, 1 failure, 2 usage, 3 negative verdict).
-enum ExitCode : int { k_exit_ok = 0, k_exit_failure = 1, k_exit_usage = 2, k_exit_negative = 3 };
+// One table of exit codes for every command (HOUSE_STYLE: 0 ok, 1 failure, 2 usage, 3 negative verdict;
+// 4 inconclusive: diagnose read a log that ends before vLLM was ready and holds no failure).
+enum ExitCode : int { k_exit_ok = 0, k_exit_failure = 1, k_exit_usage = 2, k_exit_negative = 3, k_exit_inconclusive = 4 };
 
 enum class Format { text, json };
 enum class ColorMode { automatic, always, never };

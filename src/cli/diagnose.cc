@@ -2,13 +2,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "cli/cli_common.h"
 #include "cli/cli_parse.h"
 #include "cli/commands.h"
+#include "cli/target_options.h"
 #include "headroom/diagnose.h"
+#include "headroom/gpu.h"
 #include "util/strings.h"
 
 namespace headroom::cli {
@@ -20,20 +23,39 @@ std::string number_text(double v) {
   return util::fixed(v, 2);
 }
 
+// "It started" and "it stopped before it was ready" are different answers.
+void print_no_failure(const Diagnosis& d) {
+  const LoggedRun& r = d.run;
+  if (outcome_of(d) == LogOutcome::started) {
+    std::printf("no failure found: vLLM started (%s, line %lld)\n", std::string(to_string(r.stage)).c_str(),
+                static_cast<long long>(r.stage_line));
+    return;
+  }
+  if (r.stage == StartupStage::not_started)
+    std::printf("no failure found, but the log ends before vLLM was ready: no startup line of vLLM in it "
+                "(not a vLLM log, or cut before startup)\n");
+  else
+    std::printf("no failure found, but the log ends before vLLM was ready: the last startup step is %s (line %lld); "
+                "the log was cut short or vLLM is still starting\n",
+                std::string(to_string(r.stage)).c_str(), static_cast<long long>(r.stage_line));
+}
+
 void print_text(const Diagnosis& d, bool color) {
   auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   auto red = [&](const std::string& s) { return color ? "\x1b[1;31m" + s + "\x1b[0m" : s; };
   std::printf("%s: %s lines\n", d.source.c_str(), util::with_commas(d.lines).c_str());
   if (!d.primary) {
-    std::printf("no failure found\n");
+    print_no_failure(d);
     return;
   }
   const Finding& f = *d.primary;
-  std::printf("%s %s%s in phase %s, line %lld%s\n", red("failure:").c_str(), bold(f.error_class).c_str(),
+  std::string cause = f.cause.empty() ? "" : " (cause: " + f.cause + ")";
+  std::printf("%s %s%s%s in phase %s, line %lld%s\n", red("failure:").c_str(), bold(reported_class(f)).c_str(), cause.c_str(),
               f.look_alike ? " (not an out-of-memory error)" : "", f.phase.c_str(), static_cast<long long>(f.line),
               f.occurrences > 1 ? (" (" + std::to_string(f.occurrences) + " times)").c_str() : "");
   std::printf("  %s\n", f.message.c_str());
-  std::printf("  phase from: %s\n", f.phase_basis.c_str());
+  std::printf("  phase from: %s%s\n", f.phase_basis.c_str(),
+              f.phase_confidence ? (" (confidence " + util::fixed(*f.phase_confidence, 2) + ")").c_str() : "");
   if (!f.facts.empty() || !f.text_facts.empty()) {
     std::vector<std::string> parts;
     for (const auto& [k, v] : f.facts) parts.push_back(k + "=" + number_text(v));
@@ -74,7 +96,7 @@ void print_text(const Diagnosis& d, bool color) {
   if (!d.findings.empty()) {
     std::printf("other findings:\n");
     for (const auto& o : d.findings)
-      std::printf("  line %lld: %s (%s)%s: %s\n", static_cast<long long>(o.line), o.error_class.c_str(), o.phase.c_str(),
+      std::printf("  line %lld: %s (%s)%s: %s\n", static_cast<long long>(o.line), reported_class(o).c_str(), o.phase.c_str(),
                   o.occurrences > 1 ? (" x" + std::to_string(o.occurrences)).c_str() : "",
                   o.message.substr(0, 160).c_str());
   }
@@ -82,7 +104,32 @@ void print_text(const Diagnosis& d, bool color) {
 
 }  // namespace
 
-int run_diagnose(const Args& args) {
+// The run's context from the command line: --model, --gpu, and a vLLM command after "--".
+Result<RunContext> read_context(const std::string& model, const std::string& gpu, const Args& vllm_args) {
+  RunContext context;
+  if (!vllm_args.empty()) {
+    auto cmd = resolve_vllm_command(vllm_args, EntrypointOptions{});
+    if (!cmd) return tl::unexpected(cmd.error());
+    for (const auto& w : cmd->warnings) print_warning(w);
+    context.model = cmd->model;
+    context.flags = cmd->flags;
+  }
+  if (!model.empty()) context.model = model;
+  if (!gpu.empty()) {
+    auto spec = GpuCatalog::builtin().find(split_gpu_count(gpu).name);
+    if (!spec) return make_error(spec.error().code, spec.error().message, "--gpu");
+    context.gpu_total_gib = spec->total_gib();
+    context.gpu_name = spec->name;
+  }
+  return context;
+}
+
+int run_diagnose(const Args& all_args) {
+  // Everything after "--" is the vLLM command that produced the log.
+  Args args, vllm_args;
+  auto dashes = std::find(all_args.begin(), all_args.end(), "--");
+  args.assign(all_args.begin(), dashes);
+  if (dashes != all_args.end()) vllm_args.assign(dashes + 1, all_args.end());
   CLI::App app{"Names the failure in vLLM logs (plain or gzip; standard input when no LOG or '-'), the phase it "
                "happened in and its numbers, and computes the flags that fix it.",
                "headroom diagnose"};
@@ -96,7 +143,15 @@ int run_diagnose(const Args& args) {
   app.add_option("--format", format_text, "text or json");
   app.add_option("--color", color_text, "auto, always or never");
   app.add_option("--gpus", gpus, "GPUs available, for tensor-parallel suggestions");
+  std::string model, gpu;
+  app.add_option("--model", model, "the model the log comes from, when the log does not name it (catalogue id, folder)");
+  app.add_option("--gpu", gpu, "the GPU the log comes from (catalogue name), when the log does not give its memory");
+  app.footer("After --, the vLLM command that produced the log (as `check` takes it): its flags fill what the log "
+             "leaves out.\nexit: 0 no failure and vLLM started, 3 a failure found, 4 no failure but the log ends "
+             "before vLLM was ready, 1 error, 2 bad usage");
   if (auto rc = parse_or_exit(app, args, "diagnose")) return *rc;
+  auto context = read_context(model, gpu, vllm_args);
+  if (!context) return print_error(context.error()), k_exit_usage;
   auto format = parse_format(format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
   auto color = parse_color(color_text);
@@ -108,6 +163,7 @@ int run_diagnose(const Args& args) {
   bool tty = isatty(STDERR_FILENO) != 0;
   nlohmann::json all = nlohmann::json::array();
   bool failure_found = false;
+  bool incomplete = false;
   int status = k_exit_ok;
   for (std::size_t i = 0; i < logs.size(); ++i) {
     auto source = open_log(logs[i]);
@@ -117,6 +173,7 @@ int run_diagnose(const Args& args) {
       continue;
     }
     DiagnoseOptions options;
+    options.context = *context;
     options.fix.engine = engine.get();
     if (gpus > 0) options.fix.gpus = gpus;
     auto last = std::chrono::steady_clock::now();
@@ -144,6 +201,7 @@ int run_diagnose(const Args& args) {
     for (const auto& w : d->warnings) print_warning(d->source + ": " + w);
     if (d->bytes == 0) print_warning(d->source + ": the log is empty; nothing to diagnose");
     failure_found = failure_found || d->primary.has_value();
+    incomplete = incomplete || outcome_of(*d) == LogOutcome::incomplete;
     if (*format == Format::json) {
       all.push_back(to_json(*d));
     } else {
@@ -156,7 +214,8 @@ int run_diagnose(const Args& args) {
     else std::printf("%s\n", nlohmann::json({{"schema_version", 1}, {"diagnoses", all}}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   }
   if (status != k_exit_ok) return status;
-  return failure_found ? k_exit_negative : k_exit_ok;
+  if (failure_found) return k_exit_negative;
+  return incomplete ? k_exit_inconclusive : k_exit_ok;
 }
 
 }  // namespace headroom::cli

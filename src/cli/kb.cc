@@ -26,7 +26,9 @@ nlohmann::json record_json(const KbRecord& r) {
   for (const auto& w : r.workarounds)
     work.push_back({{"action", w.action}, {"how", w.how}, {"condition", w.condition}, {"success_rate", rate(w.success_rate)},
                     {"rate_source", w.rate_source}});
-  return {{"id", r.id}, {"signature", r.signature}, {"category", r.category}, {"phases", r.phases},
+  return {{"id", r.id}, {"class", r.taxonomy_class.empty() ? r.id : r.taxonomy_class},
+          {"cause", r.cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.cause)},
+          {"signature", r.signature}, {"category", r.category}, {"phases", r.phases},
           {"out_of_memory", r.out_of_memory}, {"look_alike", r.look_alike}, {"root_cause", r.root_cause},
           {"patterns", patterns}, {"fact_patterns", r.fact_patterns}, {"phase_evidence", r.phase_evidence},
           {"workarounds", work}, {"dead_ends", dead}, {"official_doc_url", r.official_doc_url},
@@ -90,6 +92,9 @@ int run_kb(const Args& args) {
       return k_exit_ok;
     }
     std::printf("%s: %s\n", r->id.c_str(), r->signature.c_str());
+    if (!r->taxonomy_class.empty() || !r->cause.empty())
+      std::printf("  reported as: %s%s\n", (r->taxonomy_class.empty() ? r->id : r->taxonomy_class).c_str(),
+                  r->cause.empty() ? "" : (", cause " + r->cause).c_str());
     std::printf("  phases: %s; %s%s\n", util::join(r->phases, ", ").c_str(),
                 r->out_of_memory ? "out of memory" : "not out of memory", r->look_alike ? " (look-alike)" : "");
     std::printf("  root cause: %s\n", r->root_cause.c_str());

@@ -58,6 +58,14 @@ double to_gib(double value, const std::string& unit) {
   return value;  // GiB, and vLLM's "GB" (really GiB)
 }
 
+// The record a finding belongs to, with the taxonomy class and the cause it is reported under (a
+// pattern's own cause is finer than its record's).
+void assign_record(Finding& f, const KbRecord& rec, const KbPattern* pattern) {
+  f.error_class = rec.id;
+  f.taxonomy_class = rec.taxonomy_class;
+  f.cause = pattern && !pattern->cause.empty() ? pattern->cause : rec.cause;
+}
+
 std::string cut(std::string s, std::size_t max) {
   if (s.size() > max) {
     s.resize(max);
@@ -355,7 +363,7 @@ struct Diagnoser::Impl {
       return;
     }
     Finding f;
-    f.error_class = rec.id;
+    assign_record(f, rec, pattern);
     f.phase = phase;
     f.phase_basis = choice.basis;
     f.phase_evidence = choice.evidence;
@@ -485,13 +493,18 @@ Diagnosis Diagnoser::finish() {
     if (pools == f.facts.end() || pools->second <= 0 || !f.out_of_memory) continue;
     if (f.phase_evidence == "message" || f.phase_evidence == "frame") continue;  // placed by stronger evidence
     if (f.phase == "profile-run" || f.phase == "weights-load" || f.phase == "unknown" || f.phase == "kv-cache-alloc") {
-      std::string phase = d.run.engine_started ? "runtime-decode" : "sampler-warmup";
+      // After capture and before the engine is ready comes the sampler warm-up; but vLLM (v0.8+,
+      // gpu_model_runner.py _dummy_sampler_run) wraps a warm-up OOM in its own message, a direct
+      // signature that wins over this one. With no startup line at all in the log, nothing says
+      // startup was still going on, and an OOM after capture is one of serving.
+      bool serving = d.run.engine_started || d.run.stage == StartupStage::not_started;
+      std::string phase = serving ? "runtime-decode" : "sampler-warmup";
       const KbRecord* rec = nullptr;
       for (const auto& r : impl.kb.records())
         for (const auto& p : r.phases)
           if (p == phase && r.out_of_memory && !rec) rec = &r;
       if (rec) {
-        f.error_class = rec->id;
+        assign_record(f, *rec, nullptr);
         f.phase = phase;
         f.phase_basis = "torch reports memory in CUDA graph private pools, so graphs were already captured";
         f.phase_evidence = "message";
@@ -508,7 +521,7 @@ Diagnosis Diagnoser::finish() {
     for (const auto& r : impl.kb.records()) {
       if (!r.out_of_memory || r.patterns.empty() || r.patterns.front().match != MatchRule::by_phase) continue;
       if (std::find(r.phases.begin(), r.phases.end(), phase) == r.phases.end()) continue;
-      f.error_class = r.id;
+      assign_record(f, r, nullptr);
       f.phase = phase;
       f.phase_basis = choice.basis + ", read after the failure line";
       f.phase_evidence = choice.evidence;

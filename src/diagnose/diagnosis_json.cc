@@ -64,15 +64,34 @@ nlohmann::json to_json(const LoggedRun& run) {
   return j;
 }
 
+LogOutcome outcome_of(const Diagnosis& d) {
+  if (d.primary) return LogOutcome::failure;
+  return d.run.engine_started ? LogOutcome::started : LogOutcome::incomplete;
+}
+
+std::string_view to_string(LogOutcome outcome) {
+  switch (outcome) {
+    case LogOutcome::failure: return "failure";
+    case LogOutcome::started: return "started";
+    case LogOutcome::incomplete: return "incomplete";
+  }
+  return "incomplete";
+}
+
+const std::string& reported_class(const Finding& f) { return f.taxonomy_class.empty() ? f.error_class : f.taxonomy_class; }
+
 nlohmann::json to_json(const Finding& f) {
   nlohmann::json facts = nlohmann::json::object();
   for (const auto& [k, v] : f.facts) facts[k] = v;
   for (const auto& [k, v] : f.text_facts) facts[k] = v;
-  nlohmann::json j = {{"class", f.error_class},  {"phase", f.phase},
+  nlohmann::json j = {{"class", reported_class(f)},
+                      {"cause", f.cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.cause)},
+                      {"record", f.error_class},  {"phase", f.phase},
                       {"phase_basis", f.phase_basis}, {"phase_evidence", f.phase_evidence}, {"line", f.line},
                       {"message", f.message},    {"facts", facts},
                       {"out_of_memory", f.out_of_memory}, {"look_alike", f.look_alike},
                       {"severity", std::string(to_string(f.severity))}, {"occurrences", f.occurrences}};
+  j["phase_confidence"] = f.phase_confidence ? nlohmann::json(*f.phase_confidence) : nlohmann::json(nullptr);
   if (!f.processes.empty()) {
     nlohmann::json p = nlohmann::json::array();
     for (const auto& [pid, gib] : f.processes) p.push_back({{"pid", pid}, {"gib", gib}});
@@ -88,6 +107,7 @@ nlohmann::json to_json(const Diagnosis& d) {
   j["lines"] = d.lines;
   j["bytes"] = d.bytes;
   j["failure_found"] = d.primary.has_value();
+  j["outcome"] = std::string(to_string(outcome_of(d)));
   j["primary"] = d.primary ? to_json(*d.primary) : nlohmann::json(nullptr);
   j["findings"] = nlohmann::json::array();
   for (const auto& f : d.findings) j["findings"].push_back(to_json(f));

@@ -30,6 +30,9 @@ void refine_graph_estimate(std::vector<Finding>& findings, const KnowledgeBase& 
       covered = needed != f.facts.end() && available != f.facts.end() && needed->second - available->second <= estimate;
     }
     if (!covered) continue;
+    // Reported under the taxonomy class of the KV check that failed; the estimate is its cause.
+    f.taxonomy_class = reported_class(f);
+    f.cause = rec->cause.empty() ? "cuda_graph_estimate" : rec->cause;
     f.error_class = k_class;
     f.facts["cuda_graph_estimated_gib"] = estimate;
     f.phase_basis = "the KV check failed by less than the CUDA-graph estimate (" + std::to_string(estimate).substr(0, 5) +

@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 
+#include "diagnose/host_memory_fixes.h"
 #include "headroom/diagnose.h"
 #include "util/strings.h"
 
@@ -338,10 +339,8 @@ struct Planner {
     else if (c == "runtime_oom") runtime();
     else if (c == "oom_phase_unknown") unknown_oom();
     else if (c == "cuda_graph_estimate_no_kv_cache") graph_estimate();
-    else if (c == "host_memory_exhausted") {
-      if (auto cpu = fact(f, "cpu_memory_gib"))
-        add({{"--swap-space", std::to_string(std::max(0, i32(std::floor(0.4 * *cpu))))}},
-            "below 40% of the " + gib(*cpu) + " of host memory", 0.8);
+    else if (reported_class(f) == "host_memory_exhausted") {
+      for (auto& s : host_memory_fixes(f, run)) add(s.changes, s.why, s.confidence, s.basis, s.action);
     } else if (c == "kv_cache_exhausted_runtime") {
       if (f.message.find("swap space") != std::string::npos)
         add({{"--swap-space", "32"}}, "SWAP preemption filled the CPU swap space (32 GiB was confirmed)", 0.6);

@@ -24,6 +24,21 @@ const std::set<std::string>& known_phases() {
   return phases;
 }
 
+}  // namespace
+
+const std::vector<std::string>& taxonomy_classes() {
+  // error-taxonomy.md §4 (A-L), §5 (look-alikes), and the calibration labels that extend it.
+  static const std::vector<std::string> classes = {
+      "kv_cache_insufficient", "no_kv_cache_memory", "startup_free_memory_insufficient", "memory_profiling_error",
+      "weights_load_oom", "profile_run_oom", "cuda_graph_capture_oom", "sampler_warmup_oom", "runtime_oom",
+      "oom_phase_unknown", "host_memory_exhausted", "kv_cache_exhausted_runtime", "mamba_cache_blocks_insufficient",
+      "prompt_too_long", "max_model_len_exceeds_model_limit", "nccl_error", "cuda_driver_mismatch",
+      "illegal_memory_access", "model_not_found", "unsupported_dtype_on_gpu", "tp_size_not_divisible"};
+  return classes;
+}
+
+namespace {
+
 std::string type_name(const json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return "boolean";
@@ -105,6 +120,100 @@ class RecordReader {
   std::optional<Error> m_error;
 };
 
+// headroom's extension of the shared record format (the "headroom" object).
+Result<KbRecord> read_extension(RecordReader& r, const json& j, KbRecord rec, const std::string& origin) {
+  // headroom's extension; a user record without it is a direct, fatal signature of unknown phase.
+  KbPattern first{rec.regex, MatchRule::direct, 50, Severity::fatal};
+  auto read_pattern_attrs = [&](const json& obj, const std::string& p, KbPattern& pat) {
+    if (auto m = obj.find("match"); m != obj.end() && !m->is_null()) {
+      if (*m == "direct") pat.match = MatchRule::direct;
+      else if (*m == "by_phase") pat.match = MatchRule::by_phase;
+      else r.fail(p + ".match", "expected \"direct\" or \"by_phase\", got " + type_name(*m));
+    }
+    if (auto m = obj.find("priority"); m != obj.end() && !m->is_null()) {
+      if (!m->is_number_integer()) r.fail(p + ".priority", "expected an integer, got " + type_name(*m));
+      else pat.priority = m->get<int>();
+    }
+    if (auto m = obj.find("cause"); m != obj.end() && !m->is_null()) {
+      if (!m->is_string()) r.fail(p + ".cause", "expected a string, got " + type_name(*m));
+      else pat.cause = m->get<std::string>();
+    }
+    if (auto m = obj.find("severity"); m != obj.end() && !m->is_null()) {
+      if (*m == "fatal") pat.severity = Severity::fatal;
+      else if (*m == "request") pat.severity = Severity::request;
+      else if (*m == "warning") pat.severity = Severity::warning;
+      else r.fail(p + ".severity", "expected \"fatal\", \"request\" or \"warning\", got " + type_name(*m));
+    }
+  };
+  auto h = j.find("headroom");
+  if (h == j.end() || h->is_null()) {
+    rec.phases = {"unknown"};
+    rec.patterns.push_back(first);
+    return rec;
+  }
+  if (!h->is_object()) return make_error(ErrorCode::parse_error, "field 'headroom': expected an object, got " + type_name(*h), origin);
+  rec.phases = r.strings(*h, "phase", "headroom.phase", true);
+  if (rec.phases.empty()) rec.phases = {"unknown"};
+  for (std::size_t i = 0; !r.failed() && i < rec.phases.size(); ++i) {
+    if (!known_phases().count(rec.phases[i])) {
+      std::vector<std::string> names(known_phases().begin(), known_phases().end());
+      auto close = util::closest_matches(rec.phases[i], names);
+      r.fail("headroom.phase", "expected a phase (" + util::join(names, ", ") + "), got \"" + rec.phases[i] + "\"" +
+                                   (close.empty() ? "" : "; did you mean " + util::or_list(close) + "?"));
+    }
+  }
+  auto flag = [&](const char* key, bool& out) {
+    if (auto m = h->find(key); m != h->end() && !m->is_null()) {
+      if (!m->is_boolean()) r.fail(std::string("headroom.") + key, "expected true or false, got " + type_name(*m));
+      else out = m->get<bool>();
+    }
+  };
+  flag("out_of_memory", rec.out_of_memory);
+  flag("look_alike", rec.look_alike);
+  rec.taxonomy_class = r.string(*h, "class", "headroom.class", false);
+  rec.cause = r.string(*h, "cause", "headroom.cause", false);
+  if (!rec.taxonomy_class.empty() && !r.failed()) {
+    const auto& classes = taxonomy_classes();
+    if (std::find(classes.begin(), classes.end(), rec.taxonomy_class) == classes.end()) {
+      auto close = util::closest_matches(rec.taxonomy_class, classes);
+      r.fail("headroom.class", "expected a class of the error taxonomy, got \"" + rec.taxonomy_class + "\"" +
+                                   (close.empty() ? "" : "; did you mean " + util::or_list(close) + "?"));
+    }
+  }
+  if (rec.out_of_memory && rec.look_alike) r.fail("headroom.look_alike", "a look-alike cannot also be out_of_memory");
+  read_pattern_attrs(*h, "headroom", first);
+  rec.patterns.push_back(first);
+  if (auto p = h->find("patterns"); !r.failed() && p != h->end() && !p->is_null()) {
+    if (!p->is_array()) r.fail("headroom.patterns", "expected an array, got " + type_name(*p));
+    for (std::size_t i = 0; !r.failed() && i < p->size(); ++i) {
+      std::string path = "headroom.patterns[" + std::to_string(i) + "]";
+      const json& pj = (*p)[i];
+      if (!pj.is_object()) { r.fail(path, "expected an object, got " + type_name(pj)); break; }
+      KbPattern pat = first;
+      pat.regex = r.string(pj, "regex", path + ".regex");
+      if (!r.failed()) r.check_regex(pat.regex, path + ".regex");
+      read_pattern_attrs(pj, path, pat);
+      rec.patterns.push_back(std::move(pat));
+    }
+  }
+  if (!r.failed()) rec.fact_patterns = r.strings(*h, "fact_patterns", "headroom.fact_patterns");
+  for (std::size_t i = 0; !r.failed() && i < rec.fact_patterns.size(); ++i)
+    r.check_regex(rec.fact_patterns[i], "headroom.fact_patterns[" + std::to_string(i) + "]");
+  if (!r.failed()) rec.phase_evidence = r.strings(*h, "phase_evidence", "headroom.phase_evidence");
+  for (std::size_t i = 0; !r.failed() && i < rec.phase_evidence.size(); ++i)
+    r.check_regex(rec.phase_evidence[i], "headroom.phase_evidence[" + std::to_string(i) + "]");
+  if (auto f = h->find("facts"); !r.failed() && f != h->end() && !f->is_null()) {
+    if (!f->is_object()) r.fail("headroom.facts", "expected an object, got " + type_name(*f));
+    for (auto it = f->begin(); !r.failed() && it != f->end(); ++it) {
+      std::string path = "headroom.facts." + it.key();
+      if (!it->is_object()) { r.fail(path, "expected an object, got " + type_name(*it)); break; }
+      rec.facts[it.key()] = KbFact{r.string(*it, "unit", path + ".unit"), r.string(*it, "description", path + ".description", false)};
+    }
+  }
+  if (r.failed()) return tl::unexpected(r.error());
+  return rec;
+}
+
 Result<KbRecord> read_record(const json& j, const std::string& origin) {
   RecordReader r(origin);
   if (!j.is_object()) return make_error(ErrorCode::parse_error, "expected a JSON object, got " + type_name(j), origin);
@@ -165,83 +274,7 @@ Result<KbRecord> read_record(const json& j, const std::string& origin) {
     }
   }
   if (r.failed()) return tl::unexpected(r.error());
-
-  // headroom's extension; a user record without it is a direct, fatal signature of unknown phase.
-  KbPattern first{rec.regex, MatchRule::direct, 50, Severity::fatal};
-  auto read_pattern_attrs = [&](const json& obj, const std::string& p, KbPattern& pat) {
-    if (auto m = obj.find("match"); m != obj.end() && !m->is_null()) {
-      if (*m == "direct") pat.match = MatchRule::direct;
-      else if (*m == "by_phase") pat.match = MatchRule::by_phase;
-      else r.fail(p + ".match", "expected \"direct\" or \"by_phase\", got " + type_name(*m));
-    }
-    if (auto m = obj.find("priority"); m != obj.end() && !m->is_null()) {
-      if (!m->is_number_integer()) r.fail(p + ".priority", "expected an integer, got " + type_name(*m));
-      else pat.priority = m->get<int>();
-    }
-    if (auto m = obj.find("severity"); m != obj.end() && !m->is_null()) {
-      if (*m == "fatal") pat.severity = Severity::fatal;
-      else if (*m == "request") pat.severity = Severity::request;
-      else if (*m == "warning") pat.severity = Severity::warning;
-      else r.fail(p + ".severity", "expected \"fatal\", \"request\" or \"warning\", got " + type_name(*m));
-    }
-  };
-  auto h = j.find("headroom");
-  if (h == j.end() || h->is_null()) {
-    rec.phases = {"unknown"};
-    rec.patterns.push_back(first);
-    return rec;
-  }
-  if (!h->is_object()) return make_error(ErrorCode::parse_error, "field 'headroom': expected an object, got " + type_name(*h), origin);
-  rec.phases = r.strings(*h, "phase", "headroom.phase", true);
-  if (rec.phases.empty()) rec.phases = {"unknown"};
-  for (std::size_t i = 0; !r.failed() && i < rec.phases.size(); ++i) {
-    if (!known_phases().count(rec.phases[i])) {
-      std::vector<std::string> names(known_phases().begin(), known_phases().end());
-      auto close = util::closest_matches(rec.phases[i], names);
-      r.fail("headroom.phase", "expected a phase (" + util::join(names, ", ") + "), got \"" + rec.phases[i] + "\"" +
-                                   (close.empty() ? "" : "; did you mean " + util::or_list(close) + "?"));
-    }
-  }
-  auto flag = [&](const char* key, bool& out) {
-    if (auto m = h->find(key); m != h->end() && !m->is_null()) {
-      if (!m->is_boolean()) r.fail(std::string("headroom.") + key, "expected true or false, got " + type_name(*m));
-      else out = m->get<bool>();
-    }
-  };
-  flag("out_of_memory", rec.out_of_memory);
-  flag("look_alike", rec.look_alike);
-  if (rec.out_of_memory && rec.look_alike) r.fail("headroom.look_alike", "a look-alike cannot also be out_of_memory");
-  read_pattern_attrs(*h, "headroom", first);
-  rec.patterns.push_back(first);
-  if (auto p = h->find("patterns"); !r.failed() && p != h->end() && !p->is_null()) {
-    if (!p->is_array()) r.fail("headroom.patterns", "expected an array, got " + type_name(*p));
-    for (std::size_t i = 0; !r.failed() && i < p->size(); ++i) {
-      std::string path = "headroom.patterns[" + std::to_string(i) + "]";
-      const json& pj = (*p)[i];
-      if (!pj.is_object()) { r.fail(path, "expected an object, got " + type_name(pj)); break; }
-      KbPattern pat = first;
-      pat.regex = r.string(pj, "regex", path + ".regex");
-      if (!r.failed()) r.check_regex(pat.regex, path + ".regex");
-      read_pattern_attrs(pj, path, pat);
-      rec.patterns.push_back(std::move(pat));
-    }
-  }
-  if (!r.failed()) rec.fact_patterns = r.strings(*h, "fact_patterns", "headroom.fact_patterns");
-  for (std::size_t i = 0; !r.failed() && i < rec.fact_patterns.size(); ++i)
-    r.check_regex(rec.fact_patterns[i], "headroom.fact_patterns[" + std::to_string(i) + "]");
-  if (!r.failed()) rec.phase_evidence = r.strings(*h, "phase_evidence", "headroom.phase_evidence");
-  for (std::size_t i = 0; !r.failed() && i < rec.phase_evidence.size(); ++i)
-    r.check_regex(rec.phase_evidence[i], "headroom.phase_evidence[" + std::to_string(i) + "]");
-  if (auto f = h->find("facts"); !r.failed() && f != h->end() && !f->is_null()) {
-    if (!f->is_object()) r.fail("headroom.facts", "expected an object, got " + type_name(*f));
-    for (auto it = f->begin(); !r.failed() && it != f->end(); ++it) {
-      std::string path = "headroom.facts." + it.key();
-      if (!it->is_object()) { r.fail(path, "expected an object, got " + type_name(*it)); break; }
-      rec.facts[it.key()] = KbFact{r.string(*it, "unit", path + ".unit"), r.string(*it, "description", path + ".description", false)};
-    }
-  }
-  if (r.failed()) return tl::unexpected(r.error());
-  return rec;
+  return read_extension(r, j, std::move(rec), origin);
 }
 
 Result<std::vector<std::filesystem::path>> json_files(const std::string& dir) {

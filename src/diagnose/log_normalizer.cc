@@ -212,6 +212,21 @@ std::size_t inner_tag_position(std::string_view s, std::size_t from) {
   return std::string_view::npos;
 }
 
+// Where text glued after a tqdm progress bar starts ("... 116/1155 [7:54:43<67:30:48, 233.93s/it]INFO ...":
+// tqdm's statistics end in "it/s]" or "s/it]"); npos when no bar ends inside `s` with text after it.
+std::size_t after_progress_bar(std::string_view s) {
+  for (std::string_view end : {std::string_view("it/s]"), std::string_view("s/it]")}) {
+    std::size_t at = s.find(end);
+    if (at == std::string_view::npos) continue;
+    std::size_t open = s.substr(0, at).rfind('[');
+    if (open == std::string_view::npos || s.substr(open, at - open).find('<') == std::string_view::npos) continue;
+    std::size_t next = at + end.size();
+    while (next < s.size() && s[next] == ' ') ++next;
+    if (next < s.size()) return next;
+  }
+  return std::string_view::npos;
+}
+
 // The text a log collector's JSON record carries, when `line` is such a record; `complete` is false
 // for a Docker "log" piece that does not end its line. nullopt for any other line (vLLM prints
 // Python dicts, not JSON records with these keys, so its own lines are left alone).
@@ -280,6 +295,50 @@ std::string strip_ansi(std::string_view line) {
   return out;
 }
 
+// A collector's label shown as "[key: value]" (Cloud Logging's "[resource.labels.containerName: vllm]").
+bool is_label(std::string_view inner) {
+  std::size_t colon = inner.find(": ");
+  if (colon == std::string_view::npos || colon == 0) return false;
+  for (std::size_t k = 0; k < colon; ++k)
+    if (!(is_word(inner[k]) || inner[k] == '.' || inner[k] == '-' || inner[k] == '/')) return false;
+  return true;
+}
+
+// Decoration in front of a line at s[i]: a gutter ("| ", "│ ") that pretty printers and
+// collectors draw, a quote marker ("> ") of a pasted reply, Buildkite's timestamp
+// ("_bk;t=1712345678901", its ESC and BEL already gone or still there). 0 when none.
+std::size_t decoration_length(std::string_view s, std::size_t i) {
+  auto spaced = [&](std::size_t len) { return i + len == s.size() || s[i + len] == ' ' || s[i + len] == '\t'; };
+  if ((s[i] == '|' || s[i] == '>') && spaced(1)) return 1;
+  if (starts_with(s.substr(i), "\xe2\x94\x82") && spaced(3)) return 3;  // U+2502
+  std::size_t j = i;
+  if (j < s.size() && s[j] == '\x1b') ++j;
+  if (!starts_with(s.substr(j), "_bk;t=")) return 0;
+  j += 6;
+  std::size_t digits = j;
+  while (j < s.size() && is_digit(s[j])) ++j;
+  if (j == digits) return 0;
+  if (j < s.size() && s[j] == '\x07') ++j;
+  return j - i;
+}
+
+// Collector prefixes that start with a word at s[i]: Cloud Logging's console export
+// ("INFO 2025-11-19T20:16:36.096625454Z "), a container runtime's log file (CRI: "stdout F " after
+// the timestamp). 0 when none.
+std::size_t collector_length(std::string_view s, std::size_t i) {
+  static constexpr std::string_view k_severities[] = {"DEFAULT", "DEBUG", "INFO",  "NOTICE",   "WARNING",
+                                                      "ERROR",   "CRITICAL", "ALERT", "EMERGENCY"};
+  for (auto word : k_severities) {
+    if (!starts_with(s.substr(i), word) || i + word.size() >= s.size() || s[i + word.size()] != ' ') continue;
+    std::size_t t = timestamp_length(s, i + word.size() + 1);
+    if (t >= 19) return word.size() + 1 + t;  // a full date and time; vLLM's own "INFO 05-21 13:04:20" has no year
+  }
+  if (i > 0 && (starts_with(s.substr(i), "stdout ") || starts_with(s.substr(i), "stderr ")) && i + 8 < s.size() &&
+      (s[i + 7] == 'F' || s[i + 7] == 'P') && s[i + 8] == ' ')
+    return 8;
+  return 0;
+}
+
 std::size_t log_prefix_length(std::string_view s, std::string* tags) {
   std::size_t i = 0;
   while (i < s.size()) {
@@ -296,7 +355,7 @@ std::size_t log_prefix_length(std::string_view s, std::string* tags) {
         std::string_view inner = s.substr(i + 1, close - i - 1);
         bool spaces = inner.find(' ') != std::string_view::npos;
         bool source_file = inner.find(".py:") != std::string_view::npos;  // vLLM's "[core.py:340]" is not a prefix
-        if (!inner.empty() && !source_file && (!spaces || timestamp_length(inner, 0) >= 8)) {
+        if (!inner.empty() && !source_file && (!spaces || timestamp_length(inner, 0) >= 8 || is_label(inner))) {
           n = close + 1 - i;
           if (i + n < s.size() && s[i + n] == ':') ++n;
           if (timestamp_length(inner, 0) >= 8) tag = false;
@@ -305,8 +364,12 @@ std::size_t log_prefix_length(std::string_view s, std::string* tags) {
     } else if (s[i] == '(') {
       std::size_t close = s.find(')', i);
       if (close != std::string_view::npos && is_process_tag(s.substr(i + 1, close - i - 1))) n = close + 1 - i;
+    } else if ((n = decoration_length(s, i)) != 0) {
+      tag = false;
     } else if (is_alpha(s[i])) {
-      n = journal_length(s, i);
+      n = collector_length(s, i);
+      if (n) tag = false;
+      if (!n) n = journal_length(s, i);
       if (!n) n = compose_length(s, i);
       if (!n && i > 0) {
         // After an ISO timestamp: "host unit[123]: " of journalctl -o short-iso.
@@ -339,6 +402,21 @@ LogNormalizer::LogNormalizer(Emit emit, std::size_t max_line_bytes)
 
 void LogNormalizer::feed(std::int64_t line_number, std::string_view raw) {
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+  // A carriage return inside a line is a redraw (tqdm's progress bars): each piece is a line of
+  // its own, so a bar cannot hide the message written after it.
+  if (auto cr = raw.find('\r'); cr != std::string_view::npos) {
+    while (true) {
+      cr = raw.find('\r');
+      std::string_view piece = raw.substr(0, cr);
+      if (!piece.empty()) feed_record(line_number, piece);
+      if (cr == std::string_view::npos) return;
+      raw.remove_prefix(cr + 1);
+    }
+  }
+  feed_record(line_number, raw);
+}
+
+void LogNormalizer::feed_record(std::int64_t line_number, std::string_view raw) {
   if (raw.empty() || (raw.front() != '{' && raw.front() != ' ' && raw.front() != '\t') || raw.find('{') == std::string_view::npos) {
     if (!m_partial.empty()) finish_partial();
     feed_line(line_number, raw);
@@ -395,7 +473,7 @@ void LogNormalizer::feed_line(std::int64_t line_number, std::string_view raw) {
     std::string tags;
     std::size_t prefix = log_prefix_length(line, &tags);
     std::string_view rest = line.substr(prefix);
-    std::size_t inner = inner_tag_position(rest, 1);
+    std::size_t inner = std::min(inner_tag_position(rest, 1), after_progress_bar(rest));
     if (inner == std::string_view::npos) {
       feed_piece(line_number, rest, std::move(tags), width);
       return;

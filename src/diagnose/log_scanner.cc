@@ -1,17 +1,13 @@
-// Reads logs in fixed-size chunks (plain or gzip through zlib), matches all patterns in one
+// Reads logs in fixed-size chunks (the sources are in log_source.cc), matches all patterns in one
 // Hyperscan pass per chunk, and hands only the matching lines on. Memory stays bounded by the
 // chunk size plus the line-length cap, whatever the size of the log.
 #include <hs/hs.h>
 #include <re2/re2.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 
+#include "diagnose/log_source.h"
 #include "headroom/diagnose.h"
 #include "headroom/log_normalizer.h"
 #include "util/strings.h"
@@ -19,75 +15,6 @@
 namespace headroom {
 
 namespace {
-
-class GzSource : public ByteSource {
- public:
-  GzSource(gzFile file, std::string name, std::optional<std::uint64_t> size, int fd)
-      : m_file(file), m_name(std::move(name)), m_size(size), m_fd(fd) {}
-  ~GzSource() override { gzclose(m_file); }
-
-  Result<std::size_t> read(char* buffer, std::size_t capacity) override {
-    if (m_done) return std::size_t{0};
-    int n = gzread(m_file, buffer, static_cast<unsigned>(std::min<std::size_t>(capacity, 1u << 30)));
-    if (n < 0) {
-      int code = 0;
-      const char* msg = gzerror(m_file, &code);
-      m_done = true;
-      if (code == Z_ERRNO) return make_error(ErrorCode::io_error, std::strerror(errno), m_name);
-      return make_error(ErrorCode::parse_error,
-                        std::string("corrupt or truncated gzip data (") + (msg ? msg : "zlib error") + ") after " +
-                            util::with_commas(static_cast<long long>(m_total)) + " bytes of log",
-                        m_name);
-    }
-    if (n == 0) {
-      // zlib reports a stream cut short as end of file plus a Z_BUF_ERROR.
-      int code = 0;
-      gzerror(m_file, &code);
-      m_done = true;
-      if (code == Z_BUF_ERROR)
-        return make_error(ErrorCode::parse_error,
-                          "truncated gzip data (unexpected end of file) after " +
-                              util::with_commas(static_cast<long long>(m_total)) + " bytes of log",
-                          m_name);
-    }
-    m_total += static_cast<std::uint64_t>(n);
-    return static_cast<std::size_t>(n);
-  }
-  std::string name() const override { return m_name; }
-  std::optional<std::uint64_t> position() const override {
-    z_off_t off = gzoffset(m_file);
-    if (off < 0) return std::nullopt;
-    return static_cast<std::uint64_t>(off);
-  }
-  std::optional<std::uint64_t> size() const override { return m_size; }
-
- private:
-  gzFile m_file;
-  std::string m_name;
-  std::optional<std::uint64_t> m_size;
-  int m_fd;
-  std::uint64_t m_total = 0;
-  bool m_done = false;
-};
-
-class MemorySource : public ByteSource {
- public:
-  MemorySource(std::string bytes, std::string name) : m_bytes(std::move(bytes)), m_name(std::move(name)) {}
-  Result<std::size_t> read(char* buffer, std::size_t capacity) override {
-    std::size_t n = std::min(capacity, m_bytes.size() - m_pos);
-    std::memcpy(buffer, m_bytes.data() + m_pos, n);
-    m_pos += n;
-    return n;
-  }
-  std::string name() const override { return m_name; }
-  std::optional<std::uint64_t> position() const override { return m_pos; }
-  std::optional<std::uint64_t> size() const override { return m_bytes.size(); }
-
- private:
-  std::string m_bytes;
-  std::string m_name;
-  std::size_t m_pos = 0;
-};
 
 // Where binary data starts in the first bytes of a log, if it does: NUL bytes or mostly control
 // characters. Colour codes (ESC) and UTF-8 are text.
@@ -108,33 +35,6 @@ std::optional<std::size_t> binary_offset(const char* data, std::size_t n) {
 }
 
 }  // namespace
-
-Result<std::unique_ptr<ByteSource>> open_log(const std::string& path) {
-  int fd = 0;
-  std::optional<std::uint64_t> size;
-  if (path == "-") {
-    fd = dup(0);
-  } else {
-    struct stat st {};
-    if (stat(path.c_str(), &st) != 0)
-      return make_error(ErrorCode::not_found, "expected a log file, found nothing at this path", path);
-    if (S_ISDIR(st.st_mode)) return make_error(ErrorCode::invalid_argument, "expected a log file, got a directory", path);
-    if (S_ISREG(st.st_mode)) size = static_cast<std::uint64_t>(st.st_size);
-    fd = ::open(path.c_str(), O_RDONLY);
-  }
-  if (fd < 0) return make_error(ErrorCode::io_error, std::strerror(errno), path);
-  gzFile file = gzdopen(fd, "rb");
-  if (!file) {
-    ::close(fd);
-    return make_error(ErrorCode::io_error, "cannot read", path);
-  }
-  gzbuffer(file, 1 << 20);
-  return std::unique_ptr<ByteSource>(new GzSource(file, path == "-" ? "<stdin>" : path, size, fd));
-}
-
-std::unique_ptr<ByteSource> memory_source(std::string bytes, std::string name) {
-  return std::make_unique<MemorySource>(std::move(bytes), std::move(name));
-}
 
 // The compiled patterns: immutable once built, shared by every clone of a scanner (Hyperscan
 // databases and RE2 objects are safe to match from several threads at once).
@@ -220,189 +120,245 @@ Result<std::unique_ptr<LogScanner>> LogScanner::clone() const {
 namespace {
 
 struct Hit {
-  std::size_t line_start;  // index of the normalised line
+  std::size_t line_index;  // index of the normalised line
   std::int64_t line_number;
   int id;
 };
 
-struct MatchContext {
-  std::vector<std::pair<unsigned long long, unsigned>> matches;
-};
-
 int on_hs_match(unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
-  static_cast<MatchContext*>(ctx)->matches.emplace_back(to, id);
+  static_cast<std::vector<std::pair<unsigned long long, unsigned>>*>(ctx)->emplace_back(to, id);
   return 0;
 }
 
 }  // namespace
 
-Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallback& on_line, const ScanOptions& options) {
-  Totals totals;
-  const std::size_t max_line = std::max<std::size_t>(options.max_line_bytes, 256);
-  std::size_t chunk = std::max<std::size_t>(options.chunk_bytes, 4096);
+// One pass of the scanner over one source: read a chunk, cut it into lines, normalise them,
+// match the normalised text, hand the matching lines on; a line longer than the cap is cut.
+class LogScanner::Pass {
+ public:
+  Pass(const Impl& impl, ByteSource& source, const LineCallback& on_line, const ScanOptions& options)
+      : m_impl(impl), m_source(&source), m_on_line(on_line), m_options(options),
+        m_max_line(std::max<std::size_t>(options.max_line_bytes, 256)),
+        m_normalizer([this](const NormalizedLine& line) { collect(line); }, m_max_line) {}
+
+  Result<Totals> run() {
+    size_buffer();
+    while (true) {
+      auto got = read_chunk();
+      if (!got) return tl::unexpected(got.error());
+      if (*got == 0) break;
+      scan_chunk(*got);
+      if (m_options.progress)
+        m_options.progress(m_source->position().value_or(static_cast<std::uint64_t>(m_totals.bytes)), m_source->size());
+    }
+    finish();
+    return m_totals;
+  }
+
+ private:
   // A small input needs no 5 MiB buffer (allocating and clearing it dominated short logs): size it
   // from what the source says, with room for gzip to expand; it grows if the data is larger.
-  std::size_t reserve = max_line;
-  if (auto total = source.size()) {
-    std::size_t need = std::max<std::size_t>(static_cast<std::size_t>(std::min<std::uint64_t>(*total, 1ull << 40)) * 8, 4096);
-    chunk = std::min(chunk, need);
-    reserve = std::min(reserve, need);
+  void size_buffer() {
+    m_chunk = std::max<std::size_t>(m_options.chunk_bytes, 4096);
+    std::size_t reserve = m_max_line;
+    if (auto total = m_source->size()) {
+      std::size_t need = std::max<std::size_t>(static_cast<std::size_t>(std::min<std::uint64_t>(*total, 1ull << 40)) * 8, 4096);
+      m_chunk = std::min(m_chunk, need);
+      reserve = std::min(reserve, need);
+    }
+    m_buf.resize(m_chunk + reserve);
   }
-  std::vector<char> buf(chunk + reserve);
-  std::size_t carry = 0;
-  bool skipping = false;  // inside a line longer than max_line, after its first max_line bytes
-  bool first_read = true;
-  std::int64_t line_number = 0;  // lines completed so far
-  int long_lines = 0;
-  MatchContext ctx;
-  std::vector<Hit> hits;
-  std::vector<int> ids;
 
-  // The normalised text of the lines read so far, one line per '\n', with the number of the input
-  // line each one starts on. Matching runs on this text, so colour codes, prefixes and terminal
-  // wraps cannot hide a signature, and the numbers still point into the original file.
-  std::string norm;
-  std::vector<std::pair<std::size_t, std::int64_t>> norm_lines;  // offset in norm, input line number
-  LogNormalizer normalizer(
-      [&](const NormalizedLine& line) {
-        norm_lines.emplace_back(norm.size(), line.first_line);
-        norm.append(line.text);
-        norm.push_back('\n');
-      },
-      max_line);
-
-  // Matches the normalised lines collected so far and hands the matching ones on.
-  auto match_normalized = [&]() {
-    if (norm.empty()) return;
-    const char* p = norm.data();
-    const std::size_t len = norm.size();
-    hits.clear();
-    ctx.matches.clear();
-    if (m_impl->db()) hs_scan(m_impl->db(), p, static_cast<unsigned>(len), 0, m_impl->scratch, on_hs_match, &ctx);
-    auto line_of = [&](std::size_t offset) {
-      auto it = std::upper_bound(norm_lines.begin(), norm_lines.end(), offset,
-                                 [](std::size_t o, const auto& entry) { return o < entry.first; });
-      return static_cast<std::size_t>(it - norm_lines.begin()) - 1;
-    };
-    for (auto [to, hs_id] : ctx.matches) {
-      std::size_t last = to == 0 ? 0 : static_cast<std::size_t>(to - 1);
-      std::size_t k = line_of(last);
-      hits.push_back({k, norm_lines[k].second, m_impl->compiled->hs_ids[hs_id]});
-    }
-    if (!m_impl->compiled->fallback.empty())
-      for (std::size_t k = 0; k < norm_lines.size(); ++k) {
-        std::size_t s = norm_lines[k].first;
-        std::size_t e = (k + 1 < norm_lines.size() ? norm_lines[k + 1].first : len) - 1;
-        std::string_view line(p + s, e - s);
-        for (auto& [index, re] : m_impl->compiled->fallback)
-          if (RE2::PartialMatch(line, *re)) hits.push_back({k, norm_lines[k].second, index});
-      }
-    std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.line_start < b.line_start; });
-    for (std::size_t i = 0; i < hits.size();) {
-      std::size_t j = i;
-      ids.clear();
-      while (j < hits.size() && hits[j].line_start == hits[i].line_start) {
-        if (std::find(ids.begin(), ids.end(), hits[j].id) == ids.end()) ids.push_back(hits[j].id);
-        ++j;
-      }
-      std::size_t k = hits[i].line_start;
-      std::size_t s = norm_lines[k].first;
-      std::size_t e = (k + 1 < norm_lines.size() ? norm_lines[k + 1].first : len) - 1;
-      on_line(hits[i].line_number, std::string_view(p + s, e - s), ids);
-      i = j;
-    }
-    norm.clear();
-    norm_lines.clear();
-  };
-
-  // Feeds the whole lines of [p, p+len) to the normaliser, the last one possibly without its newline.
-  auto scan_region = [&](const char* p, std::size_t len) {
-    std::size_t s = 0;
-    while (s < len) {
-      const void* nl = std::memchr(p + s, '\n', len - s);
-      std::size_t e = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - p) : len;
-      normalizer.feed(++line_number, std::string_view(p + s, e - s));
-      s = e + 1;
-    }
-    match_normalized();
-  };
-
-  auto truncated_line = [&](const char* p) {
-    ++long_lines;
-    if (long_lines <= 3)
-      totals.warnings.push_back("line " + util::with_commas(line_number + 1) + " is longer than " +
-                                util::with_commas(static_cast<long long>(max_line)) +
-                                " bytes; only its first bytes were scanned");
-    scan_region(p, max_line);  // counts as one line (no newline inside)
-    skipping = true;
-  };
-
-  while (true) {
-    if (buf.size() < carry + chunk) buf.resize(carry + chunk);
-    auto got = source.read(buf.data() + carry, chunk);
+  // Reads the next chunk after the carried partial line; 0 at the end. A gzip stream cut short
+  // ends the log with a warning. The first chunk decides the encoding.
+  Result<std::size_t> read_chunk() {
+    if (m_buf.size() < m_carry + m_chunk) m_buf.resize(m_carry + m_chunk);
+    auto got = m_source->read(m_buf.data() + m_carry, m_chunk);
     if (!got) {
       if (got.error().code != ErrorCode::parse_error) return tl::unexpected(got.error());
-      totals.warnings.push_back(got.error().to_string() + "; diagnosed what was read");
-      break;
+      m_totals.warnings.push_back(got.error().to_string() + "; diagnosed what was read");
+      return std::size_t{0};
     }
-    std::size_t n = *got;
-    if (first_read && n > 0) {
-      first_read = false;
-      if (auto off = binary_offset(buf.data(), n))
-        return make_error(ErrorCode::parse_error,
-                          "expected a text log (plain or gzip), found binary data at byte " +
-                              util::with_commas(static_cast<long long>(*off)),
-                          source.name());
+    if (m_first_read && *got > 0) {
+      m_first_read = false;
+      return check_encoding(*got);
     }
-    if (n == 0) break;
-    totals.bytes += static_cast<std::int64_t>(n);
-    char* data = buf.data();
-    std::size_t end = carry + n;
-    std::size_t begin = 0;
-    if (skipping) {
-      const void* nl = std::memchr(data + carry, '\n', n);
+    return got;
+  }
+
+  // UTF-16 (what PowerShell's `>` writes) is decoded to UTF-8 from here on; binary data is refused
+  // with the byte where it starts.
+  Result<std::size_t> check_encoding(std::size_t n) {
+    if (auto order = utf16_order(std::string_view(m_buf.data(), n))) {
+      m_decoder = utf16_decoder(*m_source, std::string(m_buf.data(), n), *order);
+      m_source = m_decoder.get();
+      m_totals.warnings.push_back(std::string("the log is UTF-16 (") +
+                                  (*order == Utf16Order::little_endian ? "little" : "big") +
+                                  "-endian, as PowerShell's '>' writes it); it was read as UTF-8");
+      auto got = m_source->read(m_buf.data(), m_chunk);
+      if (!got || *got == 0) return got;
+      n = *got;
+    }
+    if (auto off = binary_offset(m_buf.data(), n))
+      return make_error(ErrorCode::parse_error,
+                        "expected a text log (plain or gzip), found binary data at byte " +
+                            util::with_commas(static_cast<long long>(*off)),
+                        m_source->name());
+    return n;
+  }
+
+  // Scans the whole lines of the carried bytes plus `n` new ones and carries the last partial line.
+  void scan_chunk(std::size_t n) {
+    m_totals.bytes += static_cast<std::int64_t>(n);
+    char* data = m_buf.data();
+    std::size_t end = m_carry + n;
+    if (m_skipping) {
+      const void* nl = std::memchr(data + m_carry, '\n', n);
       if (!nl) {
-        carry = 0;
-        continue;
+        m_carry = 0;
+        return;
       }
       // The long line ends here; drop the rest of it (its number was already counted).
       std::size_t pos = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
       std::memmove(data, data + pos + 1, end - pos - 1);
       end = end - pos - 1;
-      skipping = false;
+      m_skipping = false;
     }
-    const char* last_nl = nullptr;
-    for (std::size_t i = end; i > begin; --i)
+    std::size_t region = 0;
+    for (std::size_t i = end; i > 0; --i)
       if (data[i - 1] == '\n') {
-        last_nl = data + i - 1;
+        region = i;
         break;
       }
-    if (!last_nl) {
-      carry = end;
-      if (carry >= max_line) {
-        truncated_line(data);
-        carry = 0;
-      }
-    } else {
-      std::size_t region = static_cast<std::size_t>(last_nl - data) + 1;
-      scan_region(data, region);
-      carry = end - region;
-      std::memmove(data, data + region, carry);
-      if (carry >= max_line) {
-        truncated_line(data);
-        carry = 0;
-      }
-    }
-    if (options.progress) options.progress(source.position().value_or(static_cast<std::uint64_t>(totals.bytes)), source.size());
+    if (region > 0) scan_lines(data, region);
+    m_carry = end - region;
+    if (region > 0) std::memmove(data, data + region, m_carry);
+    if (m_carry >= m_max_line) cut_long_line();
   }
-  if (carry > 0 && !skipping) scan_region(buf.data(), carry);
-  normalizer.finish();
-  match_normalized();
-  if (long_lines > 3)
-    totals.warnings.push_back(util::with_commas(long_lines) + " lines were longer than " +
-                              util::with_commas(static_cast<long long>(max_line)) + " bytes and were cut");
-  totals.lines = line_number;
-  return totals;
+
+  // Feeds the whole lines of [p, p+len) to the normaliser (the last one possibly without its
+  // newline) and matches what it made.
+  void scan_lines(const char* p, std::size_t len) {
+    std::size_t s = 0;
+    while (s < len) {
+      const void* nl = std::memchr(p + s, '\n', len - s);
+      std::size_t e = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - p) : len;
+      m_normalizer.feed(++m_line_number, std::string_view(p + s, e - s));
+      s = e + 1;
+    }
+    match_normalized();
+  }
+
+  // A line longer than the cap: its first bytes count as one line, the rest is skipped.
+  void cut_long_line() {
+    ++m_long_lines;
+    if (m_long_lines <= 3)
+      m_totals.warnings.push_back("line " + util::with_commas(m_line_number + 1) + " is longer than " +
+                                  util::with_commas(static_cast<long long>(m_max_line)) +
+                                  " bytes; only its first bytes were scanned");
+    scan_lines(m_buf.data(), m_max_line);
+    m_skipping = true;
+    m_carry = 0;
+  }
+
+  // The normalised text of the lines read so far, one line per '\n', with the number of the input
+  // line each one starts on. Matching runs on this text, so colour codes, prefixes and terminal
+  // wraps cannot hide a signature, and the numbers still point into the original file.
+  void collect(const NormalizedLine& line) {
+    m_norm_lines.emplace_back(m_norm.size(), line.first_line);
+    m_norm.append(line.text);
+    m_norm.push_back('\n');
+  }
+
+  std::string_view norm_line(std::size_t k) const {
+    std::size_t s = m_norm_lines[k].first;
+    std::size_t e = (k + 1 < m_norm_lines.size() ? m_norm_lines[k + 1].first : m_norm.size()) - 1;
+    return std::string_view(m_norm.data() + s, e - s);
+  }
+
+  // Matches the normalised lines collected so far and hands the matching ones on.
+  void match_normalized() {
+    if (m_norm.empty()) return;
+    m_hits.clear();
+    find_hyperscan_hits();
+    find_fallback_hits();
+    dispatch_hits();
+    m_norm.clear();
+    m_norm_lines.clear();
+  }
+
+  void find_hyperscan_hits() {
+    if (!m_impl.db()) return;
+    m_matches.clear();
+    hs_scan(m_impl.db(), m_norm.data(), static_cast<unsigned>(m_norm.size()), 0, m_impl.scratch, on_hs_match, &m_matches);
+    for (auto [to, hs_id] : m_matches) {
+      std::size_t last = to == 0 ? 0 : static_cast<std::size_t>(to - 1);
+      auto it = std::upper_bound(m_norm_lines.begin(), m_norm_lines.end(), last,
+                                 [](std::size_t o, const auto& entry) { return o < entry.first; });
+      std::size_t k = static_cast<std::size_t>(it - m_norm_lines.begin()) - 1;
+      m_hits.push_back({k, m_norm_lines[k].second, m_impl.compiled->hs_ids[hs_id]});
+    }
+  }
+
+  // Patterns Hyperscan rejected are matched with RE2 on every line.
+  void find_fallback_hits() {
+    if (m_impl.compiled->fallback.empty()) return;
+    for (std::size_t k = 0; k < m_norm_lines.size(); ++k)
+      for (auto& [index, re] : m_impl.compiled->fallback)
+        if (RE2::PartialMatch(norm_line(k), *re)) m_hits.push_back({k, m_norm_lines[k].second, index});
+  }
+
+  // One callback per matching line, in line order, with the distinct pattern ids that matched it.
+  void dispatch_hits() {
+    std::stable_sort(m_hits.begin(), m_hits.end(), [](const Hit& a, const Hit& b) { return a.line_index < b.line_index; });
+    for (std::size_t i = 0; i < m_hits.size();) {
+      std::size_t j = i;
+      m_ids.clear();
+      while (j < m_hits.size() && m_hits[j].line_index == m_hits[i].line_index) {
+        if (std::find(m_ids.begin(), m_ids.end(), m_hits[j].id) == m_ids.end()) m_ids.push_back(m_hits[j].id);
+        ++j;
+      }
+      m_on_line(m_hits[i].line_number, norm_line(m_hits[i].line_index), m_ids);
+      i = j;
+    }
+  }
+
+  // The last line without a newline, the line the normaliser still holds, the count of cut lines.
+  void finish() {
+    if (m_carry > 0 && !m_skipping) scan_lines(m_buf.data(), m_carry);
+    m_normalizer.finish();
+    match_normalized();
+    if (m_long_lines > 3)
+      m_totals.warnings.push_back(util::with_commas(m_long_lines) + " lines were longer than " +
+                                  util::with_commas(static_cast<long long>(m_max_line)) + " bytes and were cut");
+    m_totals.lines = m_line_number;
+  }
+
+  const Impl& m_impl;
+  ByteSource* m_source;
+  std::unique_ptr<ByteSource> m_decoder;  // set when the log is UTF-16
+  const LineCallback& m_on_line;
+  const ScanOptions& m_options;
+  const std::size_t m_max_line;
+  std::size_t m_chunk = 0;
+  std::vector<char> m_buf;
+  std::size_t m_carry = 0;
+  bool m_skipping = false;  // inside a line longer than the cap, after its first m_max_line bytes
+  bool m_first_read = true;
+  std::int64_t m_line_number = 0;  // lines completed so far
+  int m_long_lines = 0;
+  Totals m_totals;
+  LogNormalizer m_normalizer;
+  std::string m_norm;
+  std::vector<std::pair<std::size_t, std::int64_t>> m_norm_lines;  // offset in m_norm, input line number
+  std::vector<std::pair<unsigned long long, unsigned>> m_matches;
+  std::vector<Hit> m_hits;
+  std::vector<int> m_ids;
+};
+
+Result<LogScanner::Totals> LogScanner::scan(ByteSource& source, const LineCallback& on_line, const ScanOptions& options) {
+  Pass pass(*m_impl, source, on_line, options);
+  return pass.run();
 }
 
 }  // namespace headroom

@@ -159,15 +159,16 @@ for c in "${cases[@]}"; do
   measure "index.$c" "1 2" check "$tmp/index/$c" --gpu H100
 done
 
-# Logs: a log cut short or with bytes that are not UTF-8 is still diagnosed (0 no failure, 3 a
-# failure found); binary data and a gzip stream cut short are refused.
-measure log.truncated "0 3" diagnose "$tmp/log/truncated.log"
-measure log.non_utf8 "0 3" diagnose "$tmp/log/non_utf8.log"
-measure log.non_utf8_json "0 3" diagnose "$tmp/log/non_utf8.log" --format json
-measure log.nested "0 3" diagnose "$tmp/log/nested.log"
+# Logs: a log cut short or with bytes that are not UTF-8 is still diagnosed (0 no failure and vLLM
+# ready, 3 a failure found, 4 no failure but the log ends before vLLM was ready); binary data and a
+# gzip stream cut short are refused.
+measure log.truncated "0 3 4" diagnose "$tmp/log/truncated.log"
+measure log.non_utf8 "0 3 4" diagnose "$tmp/log/non_utf8.log"
+measure log.non_utf8_json "0 3 4" diagnose "$tmp/log/non_utf8.log" --format json
+measure log.nested "0 3 4" diagnose "$tmp/log/nested.log"
 measure log.binary "1 2" diagnose "$tmp/log/binary.log"
 measure log.huge "1 2" diagnose "$tmp/log/huge.log"
-measure log.truncated_gzip "0 1 3" diagnose "$tmp/log/truncated.log.gz"
+measure log.truncated_gzip "0 1 3 4" diagnose "$tmp/log/truncated.log.gz"
 measure record.binary "1 2" record "$tmp/log/binary.log" --db "$tmp/record.db"
 measure record.huge "1 2" record "$tmp/log/huge.log" --db "$tmp/record.db"
 measure record.non_utf8 "0 1 3" record "$tmp/log/non_utf8.log" --db "$tmp/record.db"

@@ -19,7 +19,7 @@ gzip -c "$logs/v1_kv_insufficient.log" > "$tmp/x.log.gz"
 "$bin" diagnose "$tmp/x.log.gz" > /dev/null; check "gzip input" 3 $?
 "$bin" diagnose < "$logs/startup_check.log" > /dev/null; check "stdin input" 3 $?
 : > "$tmp/empty.log"
-err=$("$bin" diagnose "$tmp/empty.log" 2>&1 >/dev/null); check "empty exits 0" 0 $?
+err=$("$bin" diagnose "$tmp/empty.log" 2>&1 >/dev/null); check "empty exits 4 (nothing shows vLLM ready)" 4 $?
 check "empty warns" "headroom: warning: $tmp/empty.log: the log is empty; nothing to diagnose" "$err"
 head -c 4096 /dev/urandom > "$tmp/garbage.bin"; printf '\0' >> "$tmp/garbage.bin"
 "$bin" diagnose "$tmp/garbage.bin" > /dev/null 2> "$tmp/err"; check "binary exits 1" 1 $?
@@ -72,4 +72,39 @@ echo '{"id": "my_failure", "signature": "s", "regex": "my special failure"}' > "
 echo "my special failure" > "$tmp/mine.log"
 check "user kb via --kb" my_failure "$("$bin" diagnose --kb "$tmp/kb" --format json "$tmp/mine.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
 check "user kb via HEADROOM_KB_PATH" my_failure "$(HEADROOM_KB_PATH="$tmp/kb" "$bin" diagnose --format json "$tmp/mine.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
+
+# "It started" and "it stopped before it was ready" differ: text, JSON outcome and exit status.
+check "started: outcome" started "$("$bin" diagnose --format json "$logs/v1_startup_ok.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["outcome"])')"
+"$bin" diagnose "$logs/v1_startup_ok.log" | grep -q "^no failure found: vLLM started" || { echo "FAIL: started text"; fail=1; }
+grep -v -E "Starting vLLM API server|Application startup complete|init engine|Avg prompt throughput|Added request|GET /|POST /" \
+  "$logs/v1_startup_ok.log" | head -n 12 > "$tmp/cut.log"
+out=$("$bin" diagnose "$tmp/cut.log"); check "incomplete exits 4" 4 $?
+echo "$out" | grep -q "no failure found, but the log ends before vLLM was ready" || { echo "FAIL: incomplete text: $out"; fail=1; }
+check "incomplete: outcome" incomplete "$("$bin" diagnose --format json "$tmp/cut.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["outcome"])')"
+
+# A log that PowerShell's '>' wrote (UTF-16LE with a byte-order mark) is read, with a warning.
+python3 -c 'import sys; sys.stdout.buffer.write(open(sys.argv[1], encoding="utf-8").read().replace("\n", "\r\n").encode("utf-16"))' \
+  "$logs/v1_kv_insufficient.log" > "$tmp/utf16.log"
+out=$("$bin" diagnose --format json "$tmp/utf16.log" 2> "$tmp/err"); check "utf-16 log exits 3" 3 $?
+check "utf-16 log class" kv_cache_insufficient "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
+grep -q "the log is UTF-16 (little-endian" "$tmp/err" || { echo "FAIL: utf-16 warning: $(cat "$tmp/err")"; fail=1; }
+
+# The run's context on the command line: a bare OOM line sized as the sampler warm-up's logits
+# (1,024 sequences × 128,256 vocabulary × 4 B = 501.00 MiB).
+echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 501.00 MiB. GPU 0 has a total capacity of 79.19 GiB of which 300.00 MiB is free." > "$tmp/bare.log"
+out=$("$bin" diagnose --format json "$tmp/bare.log" -- vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 1024)
+check "context: class" sampler_warmup_oom "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["class"])')"
+check "context: evidence" allocation "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["primary"]["phase_evidence"])')"
+"$bin" diagnose "$tmp/bare.log" --gpu H100 --model meta-llama/Llama-3.1-8B-Instruct > /dev/null; check "context: --gpu and --model" 3 $?
+"$bin" diagnose "$tmp/bare.log" --gpu H10O 2> "$tmp/err"; check "context: unknown GPU is a usage error" 2 $?
+
+# Every form of output matches docs/diagnose.schema.json.
+mkdir -p "$tmp/json"
+for log in v1_startup_ok v1_kv_insufficient v1_sampler_oom illegal_access startup_check; do
+  "$bin" diagnose --format json "$logs/$log.log" > "$tmp/json/$log.json"
+done
+"$bin" diagnose --format json "$tmp/cut.log" > "$tmp/json/incomplete.json"
+"$bin" diagnose --format json "$logs/v1_startup_ok.log" "$logs/v1_kv_insufficient.log" > "$tmp/json/several.json"
+out=$(/usr/bin/python3 "$HEADROOM_SOURCE_DIR/tests/cli/lib/validate_json.py" "$HEADROOM_SOURCE_DIR/docs/diagnose.schema.json" "$tmp/json"/*.json 2>&1) \
+  || { echo "FAIL: diagnose JSON does not match docs/diagnose.schema.json: $out"; fail=1; }
 exit $fail

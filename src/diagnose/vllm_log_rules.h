@@ -1,0 +1,22 @@
+// The line rules of the vLLM startup-log parser: one row per vLLM message, each with the literal
+// that selects its lines (the scanner matches these as anchors) and the function that reads it.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "headroom/vllm_log.h"
+
+namespace headroom {
+
+struct LogLineRule {
+  const char* literal;  // a line that does not contain it is not this message
+  // Reads the message into the run; returns the startup stage the line proves was reached, if any.
+  std::optional<StartupStage> (*read)(LoggedRun& run, std::string_view clean_line);
+};
+
+// The rules, in the order the parser tries them on a line (every rule whose literal is present runs).
+const std::vector<LogLineRule>& log_line_rules();
+
+}  // namespace headroom
