@@ -200,6 +200,8 @@ int run_diagnose(const Args& all_args) {
     }
     for (const auto& w : d->warnings) print_warning(d->source + ": " + w);
     if (d->bytes == 0) print_warning(d->source + ": the log is empty; nothing to diagnose");
+    else if (outcome_of(*d) == LogOutcome::incomplete)
+      print_warning(d->source + ": the log ends before vLLM was ready and shows no failure (exit 4)");
     failure_found = failure_found || d->primary.has_value();
     incomplete = incomplete || outcome_of(*d) == LogOutcome::incomplete;
     if (*format == Format::json) {

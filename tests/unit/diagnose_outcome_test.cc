@@ -135,6 +135,7 @@ TEST(HostMemory, RayMemoryMonitorWithTheNodesNumbers) {
   // 891.06 − 0.95 × 937.50 = 0.435 GB over the threshold.
   EXPECT_NE(fix_text(d).find("Free at least 0.44 GB of host RAM on node 10.0.0.9"), std::string::npos) << fix_text(d);
   EXPECT_NE(fix_text(d).find("891.06 GB of 937.50 GB"), std::string::npos) << fix_text(d);
+  EXPECT_DOUBLE_EQ(d.primary->facts.at("ray_threshold"), 0.95);  // the sentence's full stop is not part of it
 }
 
 TEST(HostMemory, MmapEnomemNamesTheFileAndSize) {
