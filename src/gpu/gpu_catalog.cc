@@ -9,6 +9,7 @@
 #include "headroom/gpu.h"
 #include "util/embedded_data.h"
 #include "util/json_file.h"
+#include "util/json_members.h"
 #include "util/strings.h"
 
 namespace headroom {
@@ -262,11 +263,45 @@ CountedGpuName split_gpu_count(std::string_view text) {
   return {t, 0};
 }
 
+namespace {
+
+// data/gpus.jsonl without the members that document a row (its sources, notes and the totals seen
+// in logs), four fifths of the file: from_jsonl reads none of them, and parsing them would be most
+// of what a check costs. Lines stay lines, so messages keep their line numbers; a line that is not
+// an object of members is kept whole for from_jsonl to report.
+std::string without_documentation(std::string_view text) {
+  static constexpr std::string_view k_skipped[] = {"sources", "notes", "memory_total_gib_torch_observed"};
+  std::string out;
+  out.reserve(text.size() / 4);
+  for (std::string_view rest = text; !rest.empty();) {
+    const std::size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    auto members = util::object_members(line);
+    if (!members) {
+      out.append(line).push_back('\n');
+      continue;
+    }
+    out.push_back('{');
+    bool first = true;
+    for (const auto& m : *members) {
+      if (std::find(std::begin(k_skipped), std::end(k_skipped), m.name) != std::end(k_skipped)) continue;
+      if (!first) out.push_back(',');
+      first = false;
+      out.append("\"").append(m.name).append("\":").append(m.value);
+    }
+    out.append("}\n");
+  }
+  return out;
+}
+
+}  // namespace
+
 const GpuCatalog& GpuCatalog::builtin() {
   static const GpuCatalog catalog = [] {
     auto text = embedded::find("gpus.jsonl");
     if (!text) return GpuCatalog{};
-    auto parsed = from_jsonl(*text, "gpus.jsonl");
+    auto parsed = from_jsonl(without_documentation(*text), "gpus.jsonl");
     // The embedded file is checked by the test suite; a broken build yields an empty catalogue
     // rather than a crash, and every lookup then says "unknown GPU".
     return parsed ? std::move(*parsed) : GpuCatalog{};

@@ -5,12 +5,16 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <regex>
 
 #include "model/model_internal.h"
 #include "util/embedded_data.h"
 #include "util/json_file.h"
+#include "util/json_members.h"
 #include "util/strings.h"
 
 namespace headroom {
@@ -19,48 +23,88 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<json>& catalog_lines() {
-  static const std::vector<json> k_lines = [] {
-    auto text = embedded::find("models.jsonl");
-    if (!text) return std::vector<json>{};
-    auto lines = util::parse_jsonl(*text, "models.jsonl");
-    return lines ? std::move(*lines) : std::vector<json>{};
-  }();
+// The lines of an embedded JSON Lines file with their hf_id, found without parsing the lines
+// (util::object_members): a line is parsed the first time it is looked up, so a check pays for
+// the one line it reads rather than for the whole file.
+class LinesById {
+ public:
+  explicit LinesById(const char* file) : m_file(file) {
+    auto text = embedded::find(file);
+    if (!text) return;
+    for (std::string_view rest = *text; !rest.empty();) {
+      const std::size_t end = rest.find('\n');
+      const std::string_view line = rest.substr(0, end);
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      m_lines.emplace_back(id_of(line), line);
+    }
+  }
+
+  // The first parsable line whose hf_id equals `id` (any case) and, when `payload` is given,
+  // whose `payload` member is an object; nullptr when there is none.
+  const json* find(std::string_view id, const char* payload = nullptr) const {
+    for (const Line& line : m_lines) {
+      if (!util::iequals(line.id, id)) continue;
+      std::call_once(line.once, [&] {
+        auto parsed = util::parse_json(line.text, m_file);
+        if (parsed && parsed->is_object()) line.parsed = std::move(*parsed);
+      });
+      if (line.parsed && (payload == nullptr || (line.parsed->contains(payload) && (*line.parsed)[payload].is_object())))
+        return &*line.parsed;
+    }
+    return nullptr;
+  }
+
+  std::vector<std::string> ids() const {
+    std::vector<std::string> out;
+    for (const Line& line : m_lines)
+      if (!line.id.empty()) out.push_back(line.id);
+    return out;
+  }
+
+ private:
+  struct Line {
+    Line(std::string i, std::string_view t) : id(std::move(i)), text(t) {}
+    std::string id;  // "" when the line has no string hf_id
+    std::string_view text;
+    mutable std::once_flag once;
+    mutable std::optional<json> parsed;
+  };
+
+  // The top-level "hf_id" member's string; "" when absent, not a string, or the line is not an object.
+  static std::string id_of(std::string_view line) {
+    auto members = util::object_members(line);
+    if (!members) return {};
+    for (const auto& m : *members) {
+      if (m.name != "hf_id") continue;
+      auto value = util::parse_json(m.value, "hf_id");
+      return value && value->is_string() ? value->get<std::string>() : std::string();
+    }
+    return {};
+  }
+
+  const char* m_file;
+  std::deque<Line> m_lines;  // a deque: Line holds a once_flag and never moves
+};
+
+const LinesById& catalog_lines() {
+  static const LinesById k_lines("models.jsonl");
   return k_lines;
-}
-
-// The lines of a data/ supplement file keyed by lower-cased hf_id, keeping those whose `payload`
-// key is an object.
-std::map<std::string, json> load_supplement(const char* file, const char* payload) {
-  std::map<std::string, json> out;
-  auto text = embedded::find(file);
-  if (!text) return out;
-  auto lines = util::parse_jsonl(*text, file);
-  if (!lines) return out;
-  for (auto& l : *lines)
-    if (l.contains("hf_id") && l["hf_id"].is_string() && l.contains(payload) && l[payload].is_object())
-      out.emplace(util::to_lower(l["hf_id"].get<std::string>()), std::move(l));
-  return out;
-}
-
-const json* find_in(const std::map<std::string, json>& lines, const std::string& hf_id) {
-  auto it = lines.find(util::to_lower(hf_id));
-  return it == lines.end() ? nullptr : &it->second;
 }
 
 // data/vision_towers.jsonl: vision_config facts for catalogue lines whose source left the vision
 // encoder out or cut it short (each line names where its sizes come from).
 const json* vision_supplement(const std::string& hf_id) {
-  static const std::map<std::string, json> k_lines = load_supplement("vision_towers.jsonl", "vision");
-  return find_in(k_lines, hf_id);
+  static const LinesById k_lines("vision_towers.jsonl");
+  return k_lines.find(hf_id, "vision");
 }
 
 // data/config_supplements.jsonl: config.json facts, in config.json's own shape, for catalogue
 // lines whose source was cut short or captured no config at all; each line names its sources.
 // They only fill what the catalogue line leaves out.
 const json* config_supplement(const std::string& hf_id) {
-  static const std::map<std::string, json> k_lines = load_supplement("config_supplements.jsonl", "config");
-  return find_in(k_lines, hf_id);
+  static const LinesById k_lines("config_supplements.jsonl");
+  return k_lines.find(hf_id, "config");
 }
 
 // Copies into `into` what `from` has and `into` lacks (null counts as lacking), object by object.
@@ -345,21 +389,11 @@ json to_config(const json& line) {
 
 namespace model_detail {
 
-const json* find_catalog_line(std::string_view id) {
-  for (const auto& line : catalog_lines())
-    if (line.contains("hf_id") && line["hf_id"].is_string() && util::iequals(line["hf_id"].get<std::string>(), id))
-      return &line;
-  return nullptr;
-}
+const json* find_catalog_line(std::string_view id) { return catalog_lines().find(id); }
 
 }  // namespace model_detail
 
-std::vector<std::string> catalog_model_ids() {
-  std::vector<std::string> ids;
-  for (const auto& line : catalog_lines())
-    if (line.contains("hf_id") && line["hf_id"].is_string()) ids.push_back(line["hf_id"].get<std::string>());
-  return ids;
-}
+std::vector<std::string> catalog_model_ids() { return catalog_lines().ids(); }
 
 Result<ModelSpec> catalog_model(std::string_view id) {
   const json* line = model_detail::find_catalog_line(id);
