@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -33,10 +34,14 @@ std::vector<std::string> search_dirs() {
     dirs.push_back(d);
   };
   if (const char* env = std::getenv("HEADROOM_PLUGIN_DIR"); env != nullptr) add(env);
+  // dladdr names the object as it was opened (argv[0] for the executable): made absolute here.
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&search_dirs), &info) != 0 && info.dli_fname != nullptr &&
-      std::string(info.dli_fname).find('/') != std::string::npos)
-    add(folder_of(info.dli_fname));
+  if (dladdr(reinterpret_cast<void*>(&search_dirs), &info) != 0 && info.dli_fname != nullptr) {
+    if (char* real = realpath(info.dli_fname, nullptr); real != nullptr) {
+      add(folder_of(real));
+      std::free(real);
+    }
+  }
   add(folder_of(executable_path()));
 #ifdef HEADROOM_PLUGIN_BUILD_DIR
   add(HEADROOM_PLUGIN_BUILD_DIR);
