@@ -22,10 +22,11 @@ struct ServerOptions {
   int port = 8080;                 // --port; 0 picks a free port (see Server::port)
   int threads = 2;                 // connections served at once (each keeps its thread while open)
   int max_connections = 64;        // connections waiting or served; more are answered 503
+  int max_client_connections = 16; // the same, from one client address
   std::string bearer_token;        // "" = no authentication (loopback only)
   std::size_t max_body_bytes = 1 << 20;            // JSON request bodies
   std::size_t max_log_bytes = std::size_t{256} << 20;  // /v1/diagnose and /v1/record logs (after gunzip)
-  int read_timeout_s = 10;         // per read and write on a connection
+  int read_timeout_s = 10;         // per read and write; a request's line and headers, in all
   int request_timeout_s = 60;      // reading one request body, in all
   std::optional<std::string> models_dir;  // local model folders allowed below this folder only
   std::string cors_origin;         // "" = no CORS headers

@@ -32,11 +32,13 @@ network:
   --token-file FILE     bearer token clients must send (Authorization: Bearer TOKEN); first line of FILE
   --cors-origin ORIGIN  allow this browser origin (e.g. https://tools.example.com); default: no CORS
 limits:
-  --threads N           connections served at once (default 8)
+  --threads N           requests answered at once (default 8); a connection reaches a thread only
+                        once its request line and headers have arrived
   --max-connections N   connections open or waiting; more are answered 503 (default 64)
+  --max-client-connections N  the same, from one client address (default 16)
   --max-body-bytes N    JSON request bodies (default 1M; K/M/G suffixes as vLLM reads them)
   --max-log-bytes N     logs for /v1/diagnose and /v1/record, after gunzip (default 256M)
-  --read-timeout S      seconds per read or write on a connection (default 10)
+  --read-timeout S      seconds per read or write, and for a request's line and headers in all (default 10)
   --request-timeout S   seconds to receive one request body (default 60)
 models and GPUs:
   --models-dir DIR      allow local model folders below DIR (default: none; catalogue and Hugging
@@ -82,6 +84,7 @@ int run_serve(const Args& args) {
   app.add_option("--cors-origin", o.cors_origin);
   app.add_option("--threads", o.threads)->check(CLI::Range(1, 1024));
   app.add_option("--max-connections", o.max_connections)->check(CLI::Range(1, 100000));
+  app.add_option("--max-client-connections", o.max_client_connections)->check(CLI::Range(1, 100000));
   app.add_option("--max-body-bytes", max_body);
   app.add_option("--max-log-bytes", max_log);
   app.add_option("--read-timeout", o.read_timeout_s)->check(CLI::Range(1, 3600));

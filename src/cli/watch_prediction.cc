@@ -11,6 +11,7 @@
 #include "headroom/vllm_log.h"
 #include "headroom/vllm_config.h"
 #include "headroom/vllm_engine.h"
+#include "util/regular_file.h"
 
 namespace headroom::cli {
 
@@ -47,6 +48,8 @@ Result<std::optional<watch::KvCapacityExpectation>> watch_expectation(const std:
 }
 
 Result<watch::KvCapacityExpectation> watch_expectation_from_log(const std::string& path, std::vector<std::string>& warnings) {
+  if (auto regular = util::check_regular_file(path); !regular && regular.error().code != ErrorCode::not_found)
+    return tl::unexpected(regular.error());
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::not_found, "cannot open the vLLM log", path);
   // Lines are cut at 1 MiB, as the log scanner cuts them (DiagnoseOptions::max_line_bytes): a file

@@ -9,6 +9,7 @@
 
 #include "cli/cli_common.h"
 #include "util/strings.h"
+#include "util/terminal_text.h"
 
 namespace headroom::cli {
 
@@ -166,12 +167,12 @@ std::string WatchView::summary_line(const watch::WatchSample& sample) const {
 void WatchView::warn_about(const watch::WatchSample& sample) {
   if (!sample.ok && sample.error) {
     print_warning(fmt::format("scrape failed ({} in a row): {}; retrying in {:g} s", sample.consecutive_failures,
-                              sample.error->to_string(), sample.next_delay_s));
+                              util::terminal_safe(sample.error->to_string()), sample.next_delay_s));
     return;
   }
   if (sample.skipped_lines > 0 && sample.skipped_lines != m_last_skipped_lines && !sample.page_problems.empty())
     print_warning(fmt::format("{} malformed line{} skipped; first: {}", sample.skipped_lines, sample.skipped_lines == 1 ? "" : "s",
-                              sample.page_problems.front().to_string()));
+                              util::terminal_safe(sample.page_problems.front().to_string())));
   m_last_skipped_lines = sample.skipped_lines;
 }
 
@@ -179,8 +180,11 @@ void WatchView::show(const watch::WatchSample& sample) {
   if (m_mode != ViewMode::live) warn_about(sample);
   if (m_mode == ViewMode::lines) {
     if (!sample.ok) return;  // the warning on stderr says it
-    std::fprintf(m_out, "%s\n", summary_line(sample).c_str());
-    for (const auto& a : sample.alerts) std::fprintf(m_out, "  %s %s: %s; action: %s\n", std::string(to_string(a.severity)).c_str(), a.id.c_str(), a.summary.c_str(), a.action.c_str());
+    std::fprintf(m_out, "%s\n", util::terminal_safe(summary_line(sample)).c_str());
+    for (const auto& a : sample.alerts)
+      std::fprintf(m_out, "  %s\n",
+                   util::terminal_safe(std::string(to_string(a.severity)) + " " + a.id + ": " + a.summary + "; action: " + a.action)
+                       .c_str());
     std::fflush(m_out);
     return;
   }
@@ -193,7 +197,8 @@ void WatchView::show(const watch::WatchSample& sample) {
   }
   int drawn = 0;
   for (const auto& line : frame(sample)) {
-    for (const auto& part : wrap(line.text, width, 18)) {
+    // Model names, GPU names, errors and alert texts come from the server and the page it sent.
+    for (const auto& part : wrap(util::terminal_safe(line.text), width, 18)) {
       std::string text = part.size() > width ? part.substr(0, width) : part;
       if (colour && line.colour != nullptr) out += std::string(line.colour) + text + "\x1b[0m\n";
       else out += text + "\n";

@@ -3,7 +3,7 @@
 // underscores), and the engine starts with usage context LLM_CLASS, whose batch defaults differ
 // from the server's (engine/arg_utils.py get_batch_defaults).
 #include <cctype>
-#include <regex>
+#include <re2/re2.h>
 #include <string>
 #include <vector>
 
@@ -164,10 +164,13 @@ Result<VllmCommand> parse_llm_call(std::string_view text) {
   if (!cmd) return cmd;
   cmd->flags.usage_context = UsageContext::llm_class;
   // Environment set by the script before the call: os.environ["VLLM_X"] = "v".
-  static const std::regex k_env(R"re(os\.environ\[\s*["'](VLLM_[A-Z0-9_]+)["']\s*\]\s*=\s*["']([^"']*)["'])re");
-  const std::string before(text.substr(0, at));
-  for (auto it = std::sregex_iterator(before.begin(), before.end(), k_env); it != std::sregex_iterator(); ++it) {
-    auto applied = apply_vllm_env(cmd->flags, (*it)[1].str(), (*it)[2].str());
+  // RE2, not std::regex: the script is pasted text of any length, and std::regex recursed once
+  // per character of a long value.
+  static const RE2 k_env(R"re(os\.environ\[\s*["'](VLLM_[A-Z0-9_]+)["']\s*\]\s*=\s*["']([^"']*)["'])re");
+  re2::StringPiece before(text.data(), at);
+  std::string name, value;
+  while (RE2::FindAndConsume(&before, k_env, &name, &value)) {
+    auto applied = apply_vllm_env(cmd->flags, name, value);
     if (!applied) return tl::unexpected(applied.error());
   }
   return cmd;

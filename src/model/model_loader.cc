@@ -8,6 +8,8 @@
 #include "model/model_internal.h"
 #include "util/json_file.h"
 #include "util/strings.h"
+#include "util/regular_file.h"
+#include "util/word_match.h"
 
 namespace headroom {
 
@@ -104,6 +106,7 @@ std::string did_you_mean(std::string_view model_ref, const ModelLoadOptions& opt
   if (options.hub != nullptr)
     for (auto& id : hub::HubCache(options.hub->cache_dir).repo_ids()) ids.push_back(std::move(id));
   auto close = util::closest_matches(model_ref, ids);
+  if (close.empty()) close = util::word_matches(model_ref, ids);  // "llama 3.1 8b", typed with spaces
   return close.empty() ? std::string() : "; did you mean " + util::or_list(close) + "?";
 }
 
@@ -188,6 +191,9 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
     spec->location = path.string();
     return spec;
   }
+  // A FIFO, socket or device named as the model: refused without opening it (it would block).
+  if (fs::exists(path, ec))
+    if (auto regular = util::check_regular_file(path.string()); !regular) return tl::unexpected(regular.error());
   // Something written as a path ("./x", "/x", "../x", "~/x") is never a Hub id.
   std::string_view ref = model_ref;
   if (ref.starts_with("./") || ref.starts_with("/") || ref.starts_with("../") || ref.starts_with("~/") || ref == "." ||

@@ -8,6 +8,7 @@
 
 #include "model/model_internal.h"
 #include "util/json_file.h"
+#include "util/regular_file.h"
 
 namespace headroom {
 
@@ -146,7 +147,7 @@ Result<std::vector<TensorInfo>> parse_safetensors_header(std::string_view bytes,
 
 Result<std::vector<TensorInfo>> read_safetensors_header(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return make_error(ErrorCode::not_found, "no such file", path);
+  if (auto regular = util::check_regular_file(path); !regular) return tl::unexpected(regular.error());
   std::uint64_t file_size = fs::file_size(path, ec);  // follows symlinks (HF cache blobs)
   if (ec) return make_error(ErrorCode::io_error, "cannot read the file size: " + ec.message(), path);
   std::ifstream in(path, std::ios::binary);

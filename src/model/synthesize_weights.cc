@@ -1,9 +1,11 @@
 // synthesize_weights: the tensor list a model's Hugging Face checkpoint would hold, built from its
 // architecture when no safetensors headers are at hand. Names and shapes follow the HF layouts
 // (the engine shards tensors by name); dtypes follow torch_dtype and the quantization config.
+#include <re2/re2.h>
+
 #include <algorithm>
+#include <memory>
 #include <optional>
-#include <regex>
 
 #include "model/model_internal.h"
 #include "util/strings.h"
@@ -54,16 +56,16 @@ class ModulePattern {
     } else {
       return;
     }
-    try {
-      m_regex.emplace(re);
-    } catch (const std::regex_error&) {
-      m_invalid = true;  // an ignore entry that is no valid regex ignores nothing
-    }
+    // RE2: the pattern comes from a checkpoint's config and runs in linear time whatever it is.
+    RE2::Options options;
+    options.set_log_errors(false);
+    m_regex = std::make_shared<const RE2>(re, options);
+    if (!m_regex->ok()) m_invalid = true;  // an ignore entry that is no valid regex ignores nothing
   }
 
   bool matches(const std::string& name) const {
     if (m_invalid) return false;
-    if (m_regex) return std::regex_search(name, *m_regex);
+    if (m_regex) return RE2::PartialMatch(name, *m_regex);
     // Whole dotted components only: "gate" (MiniMax-M2's fp8 router) names "mlp.gate" but not
     // "mlp.experts.gate_proj" (vLLM quantization/utils/quant_utils.py is_layer_skipped compares
     // module names, v0.16).
@@ -73,7 +75,7 @@ class ModulePattern {
 
  private:
   std::string m_plain;
-  std::optional<std::regex> m_regex;
+  std::shared_ptr<const RE2> m_regex;
   bool m_invalid = false;
 };
 

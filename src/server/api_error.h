@@ -24,6 +24,11 @@ using ApiResult = tl::expected<T, ApiError>;
 // models and GPUs, 500 for the rest (a database that cannot be reached, I/O).
 ApiError from_library(const Error& error);
 
+// Longest message and `where` an error document carries; longer ones are cut (with "…") before
+// anything else reads them.
+inline constexpr std::size_t k_max_message_bytes = 2048;
+inline constexpr std::size_t k_max_where_bytes = 256;
+
 // The JSON text of the error document.
 std::string error_body(const ApiError& error);
 

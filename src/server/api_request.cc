@@ -7,6 +7,7 @@
 
 #include "headroom/gpu.h"
 #include "headroom/plan.h"
+#include "headroom/engine_limits.h"
 #include "util/json_file.h"
 #include "util/strings.h"
 
@@ -15,6 +16,9 @@ namespace headroom {
 namespace {
 
 using nlohmann::json;
+
+// GiB figures (a GPU's memory, used, free, a margin): 1 PiB is past any GPU.
+constexpr double k_max_gib = 1 << 20;
 
 const std::vector<std::string> k_target_keys = {"gpu", "gpus", "nodes", "gpu_memory_gib", "used_gib", "free_gib", "vllm_version"};
 const std::vector<std::string> k_check_keys = {"model", "flags", "command"};
@@ -62,11 +66,16 @@ class Fields {
     return it == m_object.end() || it->is_null() ? nullptr : &*it;
   }
 
-  Result<void> string(const std::string& key, std::string& out) const {
+  // A string of at most max_bytes: names are short, and a long one would only make the work on
+  // it (lookups, "did you mean", error messages) longer.
+  Result<void> string(const std::string& key, std::string& out, std::size_t max_bytes = 1024) const {
     const json* v = find(key);
     if (!v) return {};
     if (!v->is_string()) return bad(where(key), "expected a string, got " + type_name(*v));
-    out = v->get<std::string>();
+    const auto& text = v->get_ref<const std::string&>();
+    if (text.size() > max_bytes)
+      return invalid(where(key), "expected at most " + std::to_string(max_bytes) + " bytes, got " + std::to_string(text.size()));
+    out = text;
     return {};
   }
 
@@ -78,26 +87,29 @@ class Fields {
     return {};
   }
 
+  // An integer from min to max (both within Int): a size outside is refused here, before any work.
   template <class Int>
-  Result<void> integer(const std::string& key, std::optional<Int>& out, std::int64_t min) const {
+  Result<void> integer(const std::string& key, std::optional<Int>& out, std::int64_t min, std::int64_t max) const {
     const json* v = find(key);
     if (!v) return {};
     if (!v->is_number_integer()) return bad(where(key), "expected an integer, got " + (v->is_number() ? v->dump() : type_name(*v)));
-    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<Int>::max()))
-      return invalid(where(key), "value " + v->dump() + " is out of range");
-    auto n = v->get<std::int64_t>();
-    if (n < min || n > static_cast<std::int64_t>(std::numeric_limits<Int>::max()))
-      return invalid(where(key), "expected an integer ≥ " + std::to_string(min) + ", got " + v->dump());
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return invalid(where(key), "must be between " + util::with_commas(min) + " and " + util::with_commas(max) + ", got " + v->dump());
+    const auto n = v->get<std::int64_t>();
+    if (auto r = check_range(n, min, max, where(key)); !r) return r;
     out = static_cast<Int>(n);
     return {};
   }
 
-  Result<void> number(const std::string& key, std::optional<double>& out) const {
+  Result<void> number(const std::string& key, std::optional<double>& out, double min = 0.0,
+                      double max = k_max_gib) const {
     const json* v = find(key);
     if (!v) return {};
     if (!v->is_number()) return bad(where(key), "expected a number, got " + type_name(*v));
     double d = v->get<double>();
     if (!std::isfinite(d)) return bad(where(key), "expected a finite number");
+    if (d < min || d > max)
+      return invalid(where(key), "expected a number of GiB from " + util::fixed(min, 0) + " to " + util::fixed(max, 0) + ", got " + v->dump());
     out = d;
     return {};
   }
@@ -117,12 +129,12 @@ Result<json> parse_object(std::string_view body) {
 Result<void> read_target(const Fields& f, TargetRequest& t) {
   std::optional<int> gpus, nodes;
   if (auto r = f.string("gpu", t.gpu); !r) return r;
-  if (auto r = f.integer("gpus", gpus, 1); !r) return r;
-  if (auto r = f.integer("nodes", nodes, 1); !r) return r;
+  if (auto r = f.integer("gpus", gpus, 1, limits::k_max_gpus); !r) return r;
+  if (auto r = f.integer("nodes", nodes, 1, limits::k_max_nodes); !r) return r;
   if (auto r = f.number("gpu_memory_gib", t.gpu_memory_gib); !r) return r;
   if (auto r = f.number("used_gib", t.used_gib); !r) return r;
   if (auto r = f.number("free_gib", t.free_gib); !r) return r;
-  if (auto r = f.string("vllm_version", t.vllm_version); !r) return r;
+  if (auto r = f.string("vllm_version", t.vllm_version, 64); !r) return r;
   t.gpus = gpus.value_or(0);
   t.nodes = nodes.value_or(1);
   return {};
@@ -139,6 +151,8 @@ Result<std::vector<std::string>> flags_to_args(const json& flags) {
           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
         }))
       return bad(where, "expected a vLLM flag name in lower case (max_model_len), got '" + key + "'");
+    // vLLM's longest flag names have about 40 characters.
+    if (key.size() > 64) return bad("flags", "expected a vLLM flag name of at most 64 characters, got " + std::to_string(key.size()));
     std::string name = "--" + key;
     std::replace(name.begin() + 2, name.end(), '_', '-');
     if (value.is_boolean()) {
@@ -148,6 +162,8 @@ Result<std::vector<std::string>> flags_to_args(const json& flags) {
     } else if (value.is_number()) {
       args.push_back(name + "=" + value.dump());
     } else if (value.is_string()) {
+      if (value.get_ref<const std::string&>().size() > 4096)
+        return invalid(where, "expected at most 4096 bytes, got " + std::to_string(value.get_ref<const std::string&>().size()));
       args.push_back(name + "=" + value.get<std::string>());
     } else {
       return bad(where, "expected a string, number or boolean, got " + type_name(value));
@@ -180,7 +196,7 @@ Result<ParsedRequest<CheckApiRequest>> parse_check_request(std::string_view body
   if (auto r = read_target(f, out.request.target); !r) return tl::unexpected(r.error());
   std::string model, command;
   if (auto r = f.string("model", model); !r) return tl::unexpected(r.error());
-  if (auto r = f.string("command", command); !r) return tl::unexpected(r.error());
+  if (auto r = f.string("command", command, 64 * 1024); !r) return tl::unexpected(r.error());
   std::vector<std::string> args;
   if (!command.empty()) {
     auto words = split_shell_words(command);
@@ -219,21 +235,23 @@ Result<ParsedRequest<PlanApiRequest>> parse_plan_request(std::string_view body) 
   PlanApiRequest& p = out.request;
   if (auto r = read_target(f, p.target); !r) return tl::unexpected(r.error());
   std::optional<int> concurrency;
-  for (auto r : {f.string("model", p.model), f.string("goal", p.goal), f.integer("context", p.context, 1),
-                 f.integer("concurrency", concurrency, 1), f.integer("max_gpus", p.max_gpus, 1),
-                 f.integer("gpus_per_node", p.gpus_per_node, 1), f.boolean("allow_fp8_kv", p.allow_fp8_kv),
+  for (auto r : {f.string("model", p.model), f.string("goal", p.goal, 64), f.integer("context", p.context, 1, limits::k_max_model_len),
+                 f.integer("concurrency", concurrency, 1, limits::k_max_concurrency),
+                 f.integer("max_gpus", p.max_gpus, 1, limits::k_max_gpus),
+                 f.integer("gpus_per_node", p.gpus_per_node, 1, limits::k_max_gpus), f.boolean("allow_fp8_kv", p.allow_fp8_kv),
                  f.boolean("allow_eager", p.allow_eager), f.number("margin_gib", p.margin_gib)})
     if (!r) return tl::unexpected(r.error());
   p.concurrency = concurrency.value_or(1);
   // A vllm serve command: its model, and what its flags say about the workload where the body
   // says nothing (plan_hints, as `plan -- vllm serve ...`).
   std::string command;
-  if (auto r = f.string("command", command); !r) return tl::unexpected(r.error());
+  if (auto r = f.string("command", command, 64 * 1024); !r) return tl::unexpected(r.error());
   if (!command.empty()) {
     auto words = split_shell_words(command);
     if (!words) return tl::unexpected(words.error());
     auto cmd = parse_vllm_command(*words);
     if (!cmd) return tl::unexpected(cmd.error());
+    if (auto ok = validate_engine_sizes(cmd->flags); !ok) return tl::unexpected(ok.error());
     if (!cmd->model.empty()) {
       if (!p.model.empty() && cmd->model != p.model)
         return invalid("model", "the command serves '" + cmd->model + "' but \"model\" is '" + p.model + "': give one of them");
@@ -253,7 +271,6 @@ Result<ParsedRequest<PlanApiRequest>> parse_plan_request(std::string_view body) 
   }
   if (p.model.empty())
     return bad("model", "no model given: expected \"model\" (a catalogue or Hugging Face id) or a \"command\" naming one");
-  if (p.margin_gib && *p.margin_gib < 0) return invalid("margin_gib", "expected a number of GiB ≥ 0, got " + j->at("margin_gib").dump());
   out.canonical = j->dump(-1, ' ', false, json::error_handler_t::replace);
   return out;
 }

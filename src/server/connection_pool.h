@@ -1,40 +1,88 @@
-// The server's threads: `threads` workers serve connections (a connection keeps its worker while
-// it is open, as in cpp-httplib's own pool); at most `max_connections` wait or are served, and
-// each one past that is handed to a single overflow thread that answers 503 and closes it.
+// The server's connections, from accept to close. A connection reaches one of the `threads`
+// workers only once its request head (and a small body, or the first 32 KiB of a larger one) is
+// in the socket's buffer: until then one reception thread watches it (epoll, edge-triggered,
+// MSG_PEEK, so the bytes stay for cpp-httplib to parse), with one deadline for the whole head. A
+// slow or silent client therefore holds no worker. Past `max_connections` in all, or
+// `max_client_connections` from one address, a connection is answered 503 with Retry-After at
+// once, without reading it.
 #pragma once
 
-#include <httplib.h>
-
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
+
+#include "server/request_head.h"
 
 namespace headroom::server {
 
-// True on the overflow thread: the request must be refused (checked by the pre-routing handler).
-bool serving_overflow();
+struct PoolOptions {
+  int threads = 8;
+  int max_connections = 64;
+  int max_client_connections = 16;
+  std::chrono::milliseconds head_timeout{10000};     // request line and headers, from accept
+  std::chrono::milliseconds request_timeout{60000};  // the same and the body's first bytes (HeadLimits)
+  HeadLimits head;
+};
 
-class ConnectionPool : public httplib::TaskQueue {
+class ConnectionPool {
  public:
-  ConnectionPool(int threads, int max_connections, std::atomic<int>& open_connections);
-  ~ConnectionPool() override;
-  void enqueue(std::function<void()> fn) override;
-  void shutdown() override;
+  // serve(fd) answers one request on a worker thread and closes fd. refused(status, code) is
+  // called for every connection the reception answers itself (metrics).
+  ConnectionPool(PoolOptions options, std::function<void(int fd)> serve,
+                 std::function<void(int status, const std::string& code)> refused);
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+
+  // Accepts connections on listen_fd until it is shut down (stop()); then finishes the requests
+  // workers hold and returns. Closes listen_fd.
+  void run(int listen_fd);
+  void stop();
+  int open_connections() const { return m_open.load(); }
 
  private:
-  void work(std::deque<std::function<void()>>& jobs, bool overflow);
+  struct Pending {
+    std::chrono::steady_clock::time_point accepted;
+    bool head_done = false;  // the headers are here; the body is not yet
+  };
+  void admit(int fd, std::string client);
+  void watch();
+  void on_readable(int fd, unsigned events, std::vector<char>& buffer);
+  void expire(std::chrono::steady_clock::time_point now);
+  void hand_over(int fd);
+  void refuse(int fd, int status, const std::string& code, const std::string& message);
+  void drain(int fd);
+  void release(int fd);
+  void work();
 
-  int m_max;
-  std::atomic<int>& m_open;
-  std::mutex m_mutex;
-  std::condition_variable m_cond;
-  std::deque<std::function<void()>> m_jobs, m_overflow;
+  PoolOptions m_options;
+  std::function<void(int)> m_serve;
+  std::function<void(int, const std::string&)> m_refused;
+  std::atomic<int> m_open{0};
+  std::atomic<int> m_listen_fd{-1};
+  std::atomic<bool> m_stopping{false};
+  int m_epoll = -1, m_wake = -1;
+
+  std::mutex m_mutex;  // guards everything below
+  std::unordered_map<int, Pending> m_pending;      // fd -> waiting for its head
+  // fd -> when to close: refused connections whose client may still be sending; what it sends is
+  // read and dropped for a moment, so that closing does not reset the connection before the
+  // client has read the answer.
+  std::unordered_map<int, std::chrono::steady_clock::time_point> m_lingering;
+  std::unordered_map<int, std::string> m_client_of;  // fd -> address, from accept to close
+  std::map<std::string, int> m_per_client;
+  std::deque<int> m_ready;
+  std::condition_variable m_ready_cond;
+  bool m_done = false;
   std::vector<std::thread> m_threads;
-  bool m_shutdown = false;
 };
 
 }  // namespace headroom::server

@@ -15,6 +15,7 @@
 
 #include "server/api.h"
 #include "server/connection_pool.h"
+#include "server/httplib_access.h"
 #include "server/metrics.h"
 #include "util/embedded_data.h"
 
@@ -97,7 +98,7 @@ struct Server::Impl {
   KnowledgeBase kb;
   server::DiagnoserPool diagnosers;
   server::ApiContext context;
-  std::atomic<int> open_connections{0};
+  std::unique_ptr<server::ConnectionPool> pool;
   int port = 0;
 
   Impl(const ServerOptions& o, KnowledgeBase knowledge)
@@ -129,7 +130,7 @@ void Server::Impl::install_routes() {
   auto& h = http;
   h.Get("/healthz", [](const Request&, Response& res) { res.set_content("{\"status\":\"ok\"}\n", "application/json"); });
   h.Get("/metrics", [this](const Request&, Response& res) {
-    res.set_content(metrics.render(cache.stats(), open_connections.load()), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(metrics.render(cache.stats(), pool->open_connections()), "text/plain; version=0.0.4; charset=utf-8");
   });
   auto serve_file = [this](const std::string& name, Response& res) {
     auto file = web_file(name);
@@ -197,11 +198,20 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& o) {
   s->m_impl = std::make_unique<Impl>(o, std::move(*kb));
   Impl& impl = *s->m_impl;
   auto& h = impl.http;
-  h.new_task_queue = [&impl] { return new server::ConnectionPool(impl.options.threads, impl.options.max_connections, impl.open_connections); };
+  server::PoolOptions pool;
+  pool.threads = o.threads;
+  pool.max_connections = o.max_connections;
+  pool.max_client_connections = o.max_client_connections;
+  pool.head_timeout = std::chrono::seconds(o.read_timeout_s);
+  pool.request_timeout = std::chrono::seconds(o.request_timeout_s);
+  impl.pool = std::make_unique<server::ConnectionPool>(
+      pool, [&impl](int fd) { server::httplib_access::process_and_close(impl.http, fd); },
+      [&impl](int status, const std::string& code) { impl.metrics.observe("other", status, 0.0, code); });
   h.set_read_timeout(o.read_timeout_s, 0);
   h.set_write_timeout(o.read_timeout_s, 0);
-  h.set_keep_alive_timeout(2);
-  h.set_keep_alive_max_count(1000);
+  // One request per connection: every request's head passes the reception (connection_pool.h)
+  // before a worker reads it; a kept-alive connection would let httplib read the next head itself.
+  h.set_keep_alive_max_count(1);
   h.set_tcp_nodelay(true);
   // httplib refuses larger bodies by their Content-Length (413) before a route reads them; the
   // routes bound what they read themselves (JSON bodies: max_body_bytes).
@@ -218,13 +228,6 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& o) {
         res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, Content-Encoding");
         res.set_header("Access-Control-Max-Age", "600");
       }
-    }
-    if (server::serving_overflow()) {
-      res.set_header("Connection", "close");
-      res.set_header("Retry-After", "1");
-      impl.send_error(res, 503, "overloaded",
-                      "the server has " + std::to_string(impl.options.max_connections) + " connections open; try again");
-      return httplib::Server::HandlerResponse::Handled;
     }
     if (!impl.options.bearer_token.empty() && !is_public(req.path) && req.method != "OPTIONS") {
       const std::string auth = req.get_header_value("Authorization");
@@ -275,9 +278,13 @@ Server::~Server() = default;
 
 int Server::port() const { return m_impl->port; }
 
-void Server::run() { m_impl->http.listen_after_bind(); }
+void Server::run() {
+  auto& listen = server::httplib_access::listen_socket(m_impl->http);
+  m_impl->pool->run(listen.load());
+  listen = INVALID_SOCKET;  // closed by the pool
+}
 
-void Server::stop() { m_impl->http.stop(); }
+void Server::stop() { m_impl->pool->stop(); }
 
 bool is_loopback_host(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.starts_with("127.");

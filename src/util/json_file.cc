@@ -2,10 +2,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <vector>
+
+#include "util/regular_file.h"
 
 namespace headroom::util {
 
@@ -74,30 +74,26 @@ Result<nlohmann::json> parse_json(std::string_view text, const std::string& orig
 }
 
 Result<std::string> read_file(const std::string& path, std::uintmax_t max_bytes) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return make_error(ErrorCode::not_found, "no such file", path);
-  if (std::filesystem::is_directory(path, ec))
-    return make_error(ErrorCode::invalid_argument, "expected a file, found a directory", path);
+  auto file = RegularFile::open(path);
+  if (!file) return tl::unexpected(file.error());
   auto too_large = [&](std::uintmax_t size) {
     return make_error(ErrorCode::invalid_argument,
                       "expected a file of at most " + std::to_string(max_bytes >> 20) + " MiB, found " +
                           std::to_string(size >> 20) + " MiB; it was not read",
                       path);
   };
-  if (std::filesystem::is_regular_file(path, ec)) {
-    auto size = std::filesystem::file_size(path, ec);
-    if (!ec && size > max_bytes) return too_large(size);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::io_error, std::string("cannot open: ") + std::strerror(errno), path);
-  // Read in pieces up to the limit: a pipe or a file that grows has no size to check beforehand.
+  if (file->size() > max_bytes) return too_large(file->size());
+  // Read in pieces up to the limit: a file that grows while it is read has no size to check
+  // beforehand.
   std::string out;
   std::vector<char> buf(1 << 16);
-  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
-    out.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+  for (;;) {
+    long n = file->read(buf.data(), buf.size());
+    if (n < 0) return make_error(ErrorCode::io_error, std::string("cannot read: ") + std::strerror(errno), path);
+    if (n == 0) break;
+    out.append(buf.data(), static_cast<std::size_t>(n));
     if (out.size() > max_bytes) return too_large(out.size());
   }
-  if (in.bad()) return make_error(ErrorCode::io_error, std::string("cannot read: ") + std::strerror(errno), path);
   return out;
 }
 

@@ -68,6 +68,8 @@ std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
 
 std::vector<std::string> closest_matches(std::string_view query, const std::vector<std::string>& candidates,
                                          std::size_t max) {
+  // Edit distance costs query x candidate: a query this long is close to no name anyway.
+  if (query.size() > 256) return {};
   std::string q = to_lower(query);
   struct Scored {
     std::size_t score;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <string_view>
 
 #include "headroom/watch.h"
 
@@ -12,9 +12,25 @@ namespace headroom::watch {
 namespace {
 
 // Prometheus durations: units from years to milliseconds, largest first, e.g. "1h30m", "90s".
+// Plain code: a rules file may hold text of any length.
 bool is_prometheus_duration(const std::string& text) {
-  static const std::regex re("^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$");
-  return !text.empty() && std::regex_match(text, re);
+  static constexpr std::string_view k_units[] = {"y", "w", "d", "h", "m", "s", "ms"};
+  std::size_t i = 0, next_unit = 0;
+  while (i < text.size()) {
+    std::size_t digits = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    if (i == digits) return false;
+    std::size_t u = next_unit;
+    // "ms" before "m": the longest unit that is spelled here, in the order Prometheus allows.
+    while (u < std::size(k_units) &&
+           !(text.compare(i, k_units[u].size(), k_units[u]) == 0 &&
+             !(k_units[u] == "m" && i + 1 < text.size() && text[i + 1] == 's')))
+      ++u;
+    if (u == std::size(k_units)) return false;
+    i += k_units[u].size();
+    next_unit = u + 1;
+  }
+  return !text.empty();
 }
 
 Result<void> check_selector(const std::string& selector) {

@@ -99,13 +99,17 @@ except urllib.error.HTTPError as e:
     assert b'"overloaded"' in e.read()
 idle.close()
 time.sleep(0.5)
-# A body that trickles in past --request-timeout is refused with 408.
+# A body that trickles in past --request-timeout is refused with 408 (by the reception, which may
+# answer and stop reading before the client has sent all of it).
 s = socket.create_connection(("127.0.0.1", port))
 s.sendall(b"POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{")
-for _ in range(4):
-    time.sleep(0.5)
-    s.sendall(b" ")
-s.sendall(b" " * 35)
+try:
+    for _ in range(4):
+        time.sleep(0.5)
+        s.sendall(b" ")
+    s.sendall(b" " * 35)
+except OSError:
+    pass
 answer = s.recv(4096)
 assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
 assert b'"timeout"' in answer, answer

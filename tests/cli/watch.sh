@@ -92,6 +92,24 @@ timeout 30 "$bin" watch "$base/vllm-0.6.3/metrics" --interval 0.2 --count 3 >"$t
 [ "$(wc -l <"$tmp/lines.out")" -eq 3 ] || fail "lines: expected 3 lines, got: $(cat "$tmp/lines.out")"
 grep -q "kv=43.8% running=12 waiting=3" "$tmp/lines.out" || fail "lines: unexpected line: $(head -1 "$tmp/lines.out")"
 
+# Regression: a server's model_name label reached the terminal raw (window title, clear screen, a
+# new line in the frame). Labels, errors and alerts are printed with escapes instead.
+mkdir -p "$tmp/www/hostile"
+printf '%s\n' '# TYPE vllm:num_requests_running gauge' \
+  "vllm:num_requests_running{model_name=\"evil$(printf '\033')]0;owned$(printf '\007')$(printf '\033')[2Jx\\nFAKE LINE\"} 1.0" \
+  "vllm:num_requests_waiting{model_name=\"evil\"} 0.0" >"$tmp/www/hostile/metrics"
+for args in "--once --interval 0"; do
+  # shellcheck disable=SC2086
+  timeout 30 "$bin" watch "$base/hostile/metrics" $args >"$tmp/hostile.out" 2>"$tmp/hostile.err"
+  if LC_ALL=C grep -q "$(printf '[\033\007]')" "$tmp/hostile.out" "$tmp/hostile.err"; then
+    fail "hostile label ($args): a control character reached the output: $(od -c "$tmp/hostile.out" | head -5)"
+  fi
+  grep -q 'FAKE LINE' "$tmp/hostile.out" || fail "hostile label ($args): the model name is missing: $(cat "$tmp/hostile.out" "$tmp/hostile.err")"
+  if grep -q '^FAKE LINE' "$tmp/hostile.out"; then fail "hostile label ($args): the label started a line of its own"; fi
+  grep -qF 'evil\x1b]0;owned\x07\x1b[2Jx\nFAKE LINE' "$tmp/hostile.out" ||
+    fail "hostile label ($args): expected the label written with escapes: $(cat "$tmp/hostile.out")"
+done
+
 # A dead server: --once retries, then exits 1 naming the URL and the reason.
 kill "$server_pid"
 wait "$server_pid" 2>/dev/null

@@ -132,6 +132,52 @@ TEST(PlanRequest, NegativeMarginIsRefused) {
   EXPECT_EQ(r.error().where, "margin_gib");
 }
 
+// Regression: "tensor_parallel_size": 1000000 ran past 120 s of CPU before its verdict; sizes are
+// refused where the body is read, naming the JSON member.
+TEST(CheckRequest, HugeSizesAreRefusedAtTheEdge) {
+  auto tp = parse_check_request(R"({"model": "m/x", "flags": {"tensor_parallel_size": 1000000}})");
+  ASSERT_FALSE(tp);
+  EXPECT_EQ(tp.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(tp.error().where, "flags.tensor_parallel_size");
+  EXPECT_EQ(tp.error().message, "must be between 1 and 1,024, got 1,000,000");
+  auto pp = parse_check_request(R"({"command": "vllm serve m/x -pp 8192"})");
+  ASSERT_FALSE(pp);
+  EXPECT_EQ(pp.error().where, "--pipeline-parallel-size");
+  auto all = parse_check_request(R"({"model": "m/x", "flags": {"tensor_parallel_size": 1024, "data_parallel_size": 1024}})");
+  ASSERT_FALSE(all);
+  EXPECT_EQ(all.error().where, "flags.tensor_parallel_size");
+  auto gpus = parse_check_request(R"({"model": "m/x", "gpus": 1000000000})");
+  ASSERT_FALSE(gpus);
+  EXPECT_EQ(gpus.error().message, "must be between 1 and 4,096, got 1,000,000,000");
+  auto huge = parse_check_request(R"({"model": "m/x", "nodes": 18446744073709551615})");
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().message, "must be between 1 and 1,024, got 18446744073709551615");
+  auto memory = parse_check_request(R"({"model": "m/x", "gpu_memory_gib": 1e300})");
+  ASSERT_FALSE(memory);
+  EXPECT_EQ(memory.error().where, "gpu_memory_gib");
+  EXPECT_TRUE(parse_check_request(R"({"model": "m/x", "flags": {"tensor_parallel_size": 8, "max_model_len": 131072}})"));
+}
+
+TEST(PlanRequest, HugeWorkloadNumbersAreRefusedAtTheEdge) {
+  for (const char* body : {R"({"model": "m/x", "concurrency": 1000000000})", R"({"model": "m/x", "context": 4611686018427387904})",
+                           R"({"model": "m/x", "max_gpus": 18446744073709551615})", R"({"model": "m/x", "gpus_per_node": 100000})",
+                           R"({"command": "vllm serve m/x -tp 65536"})"}) {
+    auto r = parse_plan_request(body);
+    ASSERT_FALSE(r) << body;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument) << body;
+  }
+}
+
+TEST(CheckRequest, LongStringsAreRefusedBeforeAnyLookup) {
+  auto r = parse_check_request(R"({"model": ")" + std::string(5000, 'A') + R"(", "gpu": "H100"})");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().where, "model");
+  EXPECT_EQ(r.error().message, "expected at most 1024 bytes, got 5000");
+  auto v = parse_check_request(R"({"model": "m/x", "vllm_version": ")" + std::string(100, '9') + R"("})");
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().where, "vllm_version");
+}
+
 TEST(ShellWords, QuotesEscapesAndContinuations) {
   auto w = split_shell_words("vllm serve \"a b\" 'c \"d\"' e\\ f \\\n --x=\"$y\"");
   ASSERT_TRUE(w);

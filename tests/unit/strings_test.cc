@@ -1,4 +1,5 @@
 #include "util/strings.h"
+#include "util/word_match.h"
 
 #include <gtest/gtest.h>
 
@@ -26,4 +27,25 @@ TEST(Strings, WithCommasGroupsThousands) {
   EXPECT_EQ(with_commas(1000000), "1,000,000");
 }
 
+}  // namespace headroom::util
+
+namespace headroom::util {
+namespace {
+
+// Regression: "llama 3.1 8b" got a plain 404 while /v1/models?q= found the model.
+TEST(Strings, WordMatchesFindsNamesTypedWithSpaces) {
+  std::vector<std::string> ids = {"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-8B",
+                                  "Qwen/Qwen2.5-7B-Instruct"};
+  EXPECT_EQ(word_matches("llama 3.1 8b", ids), (std::vector<std::string>{"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct"}));
+  EXPECT_TRUE(word_matches("llama", ids).empty());  // one word: closest_matches' job
+  EXPECT_TRUE(word_matches("gpt 5", ids).empty());
+}
+
+TEST(Strings, SuggestionsIgnoreAbsurdlyLongQueries) {
+  std::vector<std::string> ids = {"meta-llama/Llama-3.1-8B-Instruct"};
+  EXPECT_TRUE(closest_matches(std::string(100000, 'a') + "meta-llama/Llama-3.1-8B-Instruct", ids).empty());
+  EXPECT_TRUE(word_matches(std::string(300, 'a') + " llama", ids).empty());
+}
+
+}  // namespace
 }  // namespace headroom::util

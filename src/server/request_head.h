@@ -1,0 +1,37 @@
+// The head of an HTTP request (request line and headers) as the reception sees it before a worker
+// takes the connection: complete or not, and within the limits (docs/serve.md "Limits").
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace headroom::server {
+
+struct HeadLimits {
+  std::size_t max_request_line_bytes = 8192;  // as cpp-httplib's CPPHTTPLIB_REQUEST_URI_MAX_LENGTH
+  std::size_t max_header_bytes = 8192;        // all header lines together, CRLFs included
+  std::size_t max_header_count = 100;
+  std::size_t body_prefix_bytes = 32768;      // of a body with a Content-Length, waited for too
+};
+
+enum class HeadVerdict {
+  incomplete,        // wait for more bytes
+  ready,             // the head and the body's first body_prefix_bytes (or all of it) are here
+  line_too_long,     // 414
+  headers_too_large, // 431
+  too_many_headers,  // 431
+};
+
+struct HeadCheck {
+  HeadVerdict verdict = HeadVerdict::incomplete;
+  std::size_t head_bytes = 0;  // request line + headers + blank line, when complete
+};
+
+// Looks at the first bytes a client sent (at most peek_bytes(limits) of them). Linear in their
+// length; never allocates.
+HeadCheck inspect_head(std::string_view bytes, const HeadLimits& limits);
+
+// How many bytes inspect_head may need to see.
+std::size_t peek_bytes(const HeadLimits& limits);
+
+}  // namespace headroom::server
