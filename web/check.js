@@ -1,5 +1,5 @@
 // The check panel: a model, GPUs and vLLM flags (or a pasted command) → POST /v1/check → the
-// verdict with vLLM's message, a memory bar per GPU, KV cache tokens and concurrency.
+// verdict with vLLM's message, the memory bar of one GPU (× N), KV cache tokens and concurrency.
 import { api, esc, errorCard, formState, saveState } from "/web/app.js";
 
 const flagFields = ["max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "max_num_seqs", "kv_cache_dtype"];
@@ -47,14 +47,12 @@ export function memoryBars(doc) {
     used += v;
     return `<span class="${cls}" style="width:${(100 * v / total).toFixed(2)}%" title="${label}: ${gib(m[key])}"></span>`;
   }).join("");
+  // Every GPU holds the same split (vLLM shards evenly): one bar stands for all of them.
   const gpus = doc.gpu.used || 1;
-  const shown = Math.min(gpus, 8);
-  let html = "";
-  for (let i = 0; i < shown; i++) {
-    html += `<div class="gpu-bar"><small>GPU ${i}: ${esc(doc.gpu.name)}, ${gib(total)}${used > total ? " (over by " + gib(used - total) + ")" : ""}</small>
-      <div class="bar" role="img" aria-label="GPU ${i}: ${parts.map(([, k, l]) => `${l} ${gib(m[k])}`).join(", ")} of ${gib(total)}">${spans}</div></div>`;
-  }
-  if (gpus > shown) html += `<p><small>… and ${gpus - shown} more GPUs with the same split</small></p>`;
+  const count = gpus > 1 ? ` × ${num(gpus)} GPUs` : "";
+  const over = used > total ? ` (over by ${gib(used - total)})` : "";
+  let html = `<div class="gpu-bar"><small class="gpu-count">${esc(doc.gpu.name)}${count}, ${gib(total)}${gpus > 1 ? " each" : ""}${over}</small>
+      <div class="bar" role="img" aria-label="${gpus > 1 ? `each of ${num(gpus)} GPUs` : "GPU"}: ${parts.map(([, k, l]) => `${l} ${gib(m[k])}`).join(", ")} of ${gib(total)}">${spans}</div></div>`;
   html += `<ul class="legend">${parts.map(([cls, key, label]) => `<li><i style="background:var(--${swatch[cls]})"></i>${label} ${gib(m[key])}</li>`).join("")}</ul>`;
   return html;
 }

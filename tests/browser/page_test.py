@@ -80,7 +80,9 @@ try:
     expected = api("/v1/check", {"command": "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 2 --max-model-len 131072",
                                  "gpu": "L40S", "vllm_version": "0.19.0"})
     expect("vLLM's message shown", expected["failure"] is not None and message == expected["failure"]["message"])
-    expect("two memory bars for tp=2", len(driver.find_elements(By.CSS_SELECTOR, "#check-result .bar[role='img']")) == 2)
+    expect("one memory bar for tp=2, marked for two GPUs",
+           len(driver.find_elements(By.CSS_SELECTOR, "#check-result .bar[role='img']")) == 1 and
+           "× 2 GPUs" in driver.find_element(By.CSS_SELECTOR, "#check-result .gpu-count").text)
     shown = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#changes li")]
     expect(f"the changes the API suggests are listed ({shown} vs {expected['changes']})",
            len(shown) == len(expected["changes"]) and len(shown) > 0 and
@@ -142,6 +144,27 @@ try:
     width = driver.execute_script("return document.documentElement.scrollWidth")
     expect(f"readable on a phone (page width {width} at 390)", width <= 390)
     driver.save_screenshot(os.path.join(shots, "check-phone.png"))
+
+    # ---- a plan on 8 GPUs at a phone's width: one bar per configuration, not one per GPU ----
+    # (regression: 8 x H100 drew 32 identical bars, and the page was 5,857 px tall on a phone)
+    driver.find_element(By.ID, "tab-plan").click()
+    fill("plan-form", "model", "meta-llama/Llama-3.1-70B-Instruct")
+    fill("plan-form", "gpu", "H100")
+    fill("plan-form", "gpus", "8")
+    fill("plan-form", "context", "32768")
+    fill("plan-form", "concurrency", "8")
+    driver.find_element(By.CSS_SELECTOR, "#plan-form button[type='submit']").click()
+    wait.until(ec.presence_of_element_located((By.ID, "plan-command")))
+    configs = len(driver.find_elements(By.CSS_SELECTOR, "#plan-result .config"))
+    bars = len(driver.find_elements(By.CSS_SELECTOR, "#plan-result .bar[role='img']"))
+    expect(f"one bar per configuration ({bars} bars, {configs} configurations)", bars <= configs + 1)
+    counts = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#plan-result .gpu-count")]
+    expect(f"bars say how many GPUs they stand for ({counts})", any("× 8 GPUs" in c for c in counts))
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    expect(f"the 8-GPU plan fits a phone's width (page width {width} at 390)", width <= 390)
+    expect(f"the 8-GPU plan is not a long scroll on a phone (page height {height} px)", height < 3500)
+    driver.save_screenshot(os.path.join(shots, "plan-8gpu-phone.png"))
 
     # ---- no request left the server's origin (no CDN) ----
     origins = driver.execute_script(
