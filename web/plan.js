@@ -16,14 +16,25 @@ export function request(state) {
   return body;
 }
 
-function config(c, id) {
-  return `<div class="card config">
-    <p><strong>${esc(c.label)}</strong>${c.trade_off ? ` — ${esc(c.trade_off)}` : ""}</p>
-    <pre class="command" id="${id}">${esc(c.renderings.vllm_serve)}</pre>
+function configBody(c, id) {
+  return `<pre class="command" id="${id}">${esc(c.renderings.vllm_serve)}</pre>
     <button type="button" class="copy" data-copy="${id}">Copy command</button>
     <ul class="plain">${(c.choices || []).map((ch) => `<li><code>${esc(ch.setting)}=${esc(ch.value)}</code>: ${esc(ch.reason)}</li>`).join("")}</ul>
-    ${c.prediction ? memoryBars(c.prediction) : ""}
-  </div>`;
+    ${c.prediction ? memoryBars(c.prediction) : ""}`;
+}
+
+function heading(c) {
+  return `<strong>${esc(c.label)}</strong>${c.trade_off ? ` — ${esc(c.trade_off)}` : ""}`;
+}
+
+function config(c, id) {
+  return `<div class="card config"><p>${heading(c)}</p>${configBody(c, id)}</div>`;
+}
+
+// An alternative opens on demand: its label and trade-off say enough to choose, and a page of
+// full alternatives was several screens long on a phone.
+function alternative(c, id) {
+  return `<details class="card config"><summary>${heading(c)}</summary>${configBody(c, id)}</details>`;
 }
 
 export function render(doc) {
@@ -38,7 +49,7 @@ export function render(doc) {
       ${rec.prediction ? verdict(rec.prediction, "plan-verdict") : ""}
       <ul class="plain">${(doc.explanation || []).map((e) => `<li>${esc(e)}</li>`).join("")}</ul></div>
     ${config(rec, "plan-command")}
-    ${(doc.alternatives || []).length ? `<h2>Alternatives</h2>` + doc.alternatives.map((a, i) => config(a, "alt-command-" + i)).join("") : ""}`;
+    ${(doc.alternatives || []).length ? `<h2>Alternatives</h2>` + doc.alternatives.map((a, i) => alternative(a, "alt-command-" + i)).join("") : ""}`;
 }
 
 export function init(form) {

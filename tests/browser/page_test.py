@@ -164,6 +164,7 @@ try:
     height = driver.execute_script("return document.documentElement.scrollHeight")
     expect(f"the 8-GPU plan fits a phone's width (page width {width} at 390)", width <= 390)
     expect(f"the 8-GPU plan is not a long scroll on a phone (page height {height} px)", height < 3500)
+    print(f"8-GPU plan on a phone: {bars} bars for {configs} configurations, page {width} x {height} px", flush=True)
     driver.save_screenshot(os.path.join(shots, "plan-8gpu-phone.png"))
 
     # ---- no request left the server's origin (no CDN) ----
