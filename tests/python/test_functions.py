@@ -68,7 +68,10 @@ def test_diagnose_bad_input():
     with pytest.raises(headroom.InvalidArgument):
         headroom.diagnose("x\n", gpus=-1)
     with pytest.raises(headroom.Error, match="binary data"):
-        headroom.diagnose(b"\xff\xfe\x00 not a log\n")
+        headroom.diagnose(b"\x00\x01\x02\x03\xfa not a log\x00\n")
+    # A UTF-16 log (byte-order mark FF FE, as PowerShell's > writes it) is decoded, not refused.
+    utf16 = "INFO vLLM API server version 0.19.0\n".encode("utf-16")
+    assert not headroom.diagnose(utf16).failure_found
     assert not headroom.diagnose("INFO nothing failed here\n").failure_found
 
 
