@@ -17,6 +17,19 @@ const VllmVersion k_non_kv_free_memory{0, 26};   // #49208, 2026-07-20
 const VllmVersion k_hybrid_align{0, 28};         // #50991, 2026-08-04
 const VllmVersion k_v4_dense_packing{0, 26};     // #48993, 2026-07-22 (v0.26.0 tagged 2026-07-25)
 
+// Earlier eras (memory model §3 era table).
+const VllmVersion k_v0_removed{0, 11};
+const VllmVersion k_float32_as_bf16{0, 9, 1};           // #18751
+const VllmVersion k_free_memory_check{0, 9, 1};         // gpu_worker.py init_device
+const VllmVersion k_v0_baseline_charged{0, 6, 4};       // V0 v0.6.4 only
+const VllmVersion k_v0_baseline_charged_end{0, 6, 5};
+const VllmVersion k_mla_block_size_free{0, 12};
+const VllmVersion k_hybrid_manager{0, 10};
+const VllmVersion k_hybrid_manager_chunked{0, 13};      // #29627
+const VllmVersion k_in_flight_batches{0, 22};
+const VllmVersion k_tokens_by_concurrency{0, 21};
+const VllmVersion k_mamba_block_check{0, 18};
+
 bool has_state_layers(const ModelSpec& m) {
   return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(), [](LayerKind k) {
     return k == LayerKind::mamba || k == LayerKind::linear_attention || k == LayerKind::kda_attention;
@@ -40,6 +53,24 @@ EraRules era_rules(const VllmVersion& version, const ModelSpec& model) {
     r.rules = version;
   }
   const VllmVersion& v = r.rules;
+  const bool v1 = v.is_v1_engine();
+  r.v1_engine = v1;
+  r.v0_engine_removed = v >= k_v0_removed;
+  r.float32_downcast_dtype = v >= k_float32_as_bf16 ? "bfloat16" : "float16";
+  r.startup_free_memory_check = v1 && v >= k_free_memory_check;
+  r.non_kv_includes_device_baseline =
+      v1 ? v < k_free_memory_check : (v >= k_v0_baseline_charged && v < k_v0_baseline_charged_end);
+  r.mla_forces_block_size = v1 && v < k_mla_block_size_free;
+  r.hybrid_kv_manager = v1 && v >= k_hybrid_manager;
+  r.hybrid_kv_manager_with_chunked_attention = r.hybrid_kv_manager && v >= k_hybrid_manager_chunked;
+  r.kv_check_sums_own_specs = v1 && v < k_hybrid_manager;
+  r.in_flight_per_concurrent_batch = v >= k_in_flight_batches;
+  r.kv_tokens_report = !v1                            ? KvTokensReport::blocks_times_block_size
+                       : v >= k_tokens_by_concurrency ? KvTokensReport::concurrency_times_len
+                       : v >= k_hybrid_manager        ? KvTokensReport::blocks_per_group
+                                                      : KvTokensReport::blocks_times_block_size;
+  r.graphs_estimated_by_default = v.estimates_cuda_graphs_by_default();
+  r.mamba_block_per_decode_sequence = v1 && v >= k_mamba_block_check;
   r.model_runner_v2 = v >= k_mrv2_all || (v >= k_mrv2_dense && is_dense_for_mrv2(model));
   r.graph_estimate_is_zero = r.model_runner_v2 && v < k_mrv2_graph_estimate;
   r.per_group_capacity = v >= k_per_group_capacity;

@@ -1,6 +1,8 @@
-// The accounting rules of vLLM from v0.25 on, keyed to the first release that has each change
-// (see ../shared/spec/vllm-v026-v033.md §2 and docs/accuracy.md "Eras from v0.26"). Versions past
-// the newest one whose code was read are modelled with that one's rules, and say so.
+// The accounting rules of each vLLM era, keyed to the first release that has each change: the V0
+// and V1 engines and 2025's changes (memory model §3), and those from v0.25 on (see
+// ../shared/spec/vllm-v026-v033.md §2 and docs/accuracy.md "Eras from v0.26"). Versions past the
+// newest one whose code was read are modelled with that one's rules, and say so. The prediction's
+// stages look differences between versions up here instead of comparing versions inline.
 #pragma once
 
 #include <string>
@@ -12,9 +14,55 @@
 
 namespace headroom::engine {
 
+// How vLLM's _report_kv_cache_config (v1/core/kv_cache_utils.py; V0's worker) turns blocks into
+// the "GPU KV cache size: N tokens" it logs.
+enum class KvTokensReport {
+  blocks_times_block_size,  // V0 and V1 v0.8-v0.9: num_blocks × block_size
+  blocks_per_group,         // v0.10-v0.20: num_blocks / groups × block_size (one group: num_blocks × block_size)
+  concurrency_times_len,    // v0.21+: max concurrency × max_model_len
+};
+
 struct EraRules {
   VllmVersion rules;          // the version whose rules apply (≤ VllmVersion::newest_described())
   std::string modelled_with;  // "v0.33 modelled with v0.31 rules", or "" when the version is described
+
+  // --- The V0 and V1 engines and the changes of 2025 (memory model §3, §8.2) ---
+  bool v1_engine = false;          // v0.8+: the V1 engine (VllmVersion::is_v1_engine)
+  bool v0_engine_removed = false;  // v0.11: V0 is gone, so VLLM_USE_V1=0 (envs.py) selects nothing
+  // config/model.py _resolve_auto_dtype: a float32 checkpoint runs as bfloat16 from v0.9.1 (#18751),
+  // as float16 before.
+  std::string float32_downcast_dtype = "float16";
+  // V1 v0.9.1+: gpu_worker.py init_device refuses to start when the free memory at its snapshot is
+  // below the requested budget.
+  bool startup_free_memory_check = false;
+  // V1 v0.8-v0.9.0 and V0 v0.6.4: determine_available_memory charged every non-torch byte on the
+  // device, the CUDA context and other processes included, to the non-KV memory.
+  bool non_kv_includes_device_baseline = false;
+  // V1 v0.8-v0.11: the MLA backends force their block size, 64 (FlashMLA) or 128 (CUTLASS MLA on
+  // Blackwell) — platforms/cuda.py.
+  bool mla_forces_block_size = false;
+  // V1 v0.10+: the hybrid KV cache manager (one group per layer type).
+  bool hybrid_kv_manager = false;
+  // Chunked local attention (Llama 4) kept the hybrid manager off (#21761,
+  // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=False in envs.py up to v0.12.0) until #29627
+  // turned the default on (True in the v0.16.0 docs; the merge, late November 2025, is taken at v0.13).
+  bool hybrid_kv_manager_with_chunked_attention = false;
+  // V1 v0.8-v0.9: the "max seq len" check sums each layer's own spec before sliding-window layers
+  // are unified into full attention (startup_checks.h pre_hybrid_kv_need).
+  bool kv_check_sums_own_specs = false;
+  // v0.22+: sliding / chunked layers hold max_concurrent_batches × max_num_batched_tokens tokens in
+  // flight per request (2 batches with async scheduling, on by default, at PP = 1; PP batches
+  // otherwise); v0.21 and before, one batch (kv_cache_interface.py; memory model §3.1, §9).
+  bool in_flight_per_concurrent_batch = false;
+  KvTokensReport kv_tokens_report = KvTokensReport::blocks_times_block_size;
+  // v0.21+ (#38284): CUDA graph memory is estimated by the profile and subtracted before the KV
+  // cache by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
+  bool graphs_estimated_by_default = false;
+  // V1 v0.18+: hybrid Mamba models need one state block per decode sequence for FULL decode
+  // graphs (config/compilation.py resolve_cudagraph_mode_and_sizes).
+  bool mamba_block_per_decode_sequence = false;
+
+  // --- From v0.25 ---
   // The model runs on model runner v2 (dense models from v0.25, #44443; every model from v0.29).
   bool model_runner_v2 = false;
   // MRv2 reserved no CUDA graph memory before v0.29 (profile_cudagraph_memory returned 0;

@@ -123,5 +123,61 @@ TEST(VllmEras, SparseMlaDefaultsToFp8DsMla) {
   EXPECT_EQ(p->kv.page_bytes, 61LL * 64 * (656 + 132));
 }
 
+// The eras before v0.25, as the stages of predict() look them up (memory model §3; each field's
+// comment in vllm_eras.h names the vLLM change). Each boundary is checked on both sides.
+TEST(VllmEras, EngineAndMemoryCheckEras) {
+  const ModelSpec m = model("Qwen/Qwen3-8B");
+  EXPECT_FALSE(engine::era_rules(VllmVersion{0, 7, 3}, m).v1_engine);
+  EXPECT_TRUE(engine::era_rules(VllmVersion{0, 8, 0}, m).v1_engine);
+  EXPECT_FALSE(engine::era_rules(VllmVersion{0, 10, 2}, m).v0_engine_removed);
+  EXPECT_TRUE(engine::era_rules(VllmVersion{0, 11, 0}, m).v0_engine_removed);
+  EXPECT_EQ(engine::era_rules(VllmVersion{0, 9, 0}, m).float32_downcast_dtype, "float16");
+  EXPECT_EQ(engine::era_rules(VllmVersion{0, 9, 1}, m).float32_downcast_dtype, "bfloat16");
+  // gpu_worker.py init_device's free-memory check: V1 from v0.9.1; before it, the non-KV figure
+  // charged the whole device's non-torch memory (and V0 did so in v0.6.4 only).
+  EXPECT_FALSE(engine::era_rules(VllmVersion{0, 9, 0}, m).startup_free_memory_check);
+  EXPECT_TRUE(engine::era_rules(VllmVersion{0, 9, 1}, m).startup_free_memory_check);
+  EXPECT_FALSE(engine::era_rules(VllmVersion{0, 7, 3}, m).startup_free_memory_check);
+  EXPECT_TRUE(engine::era_rules(VllmVersion{0, 9, 0}, m).non_kv_includes_device_baseline);
+  EXPECT_FALSE(engine::era_rules(VllmVersion{0, 9, 1}, m).non_kv_includes_device_baseline);
+  EXPECT_TRUE(engine::era_rules(VllmVersion{0, 6, 4}, m).non_kv_includes_device_baseline);
+  EXPECT_FALSE(engine::era_rules(VllmVersion{0, 6, 5}, m).non_kv_includes_device_baseline);
+  EXPECT_FALSE(engine::era_rules(VllmVersion{0, 6, 3}, m).non_kv_includes_device_baseline);
+}
+
+TEST(VllmEras, KvCacheEras) {
+  const ModelSpec m = model("Qwen/Qwen3-8B");
+  auto era = [&](VllmVersion v) { return engine::era_rules(v, m); };
+  EXPECT_TRUE(era({0, 11, 0}).mla_forces_block_size);
+  EXPECT_FALSE(era({0, 12, 0}).mla_forces_block_size);
+  EXPECT_FALSE(era({0, 7, 3}).mla_forces_block_size);
+  EXPECT_FALSE(era({0, 9, 2}).hybrid_kv_manager);
+  EXPECT_TRUE(era({0, 10, 0}).hybrid_kv_manager);
+  EXPECT_TRUE(era({0, 9, 2}).kv_check_sums_own_specs);
+  EXPECT_FALSE(era({0, 10, 0}).kv_check_sums_own_specs);
+  EXPECT_FALSE(era({0, 12, 0}).hybrid_kv_manager_with_chunked_attention);
+  EXPECT_TRUE(era({0, 13, 0}).hybrid_kv_manager_with_chunked_attention);
+  EXPECT_FALSE(era({0, 21, 0}).in_flight_per_concurrent_batch);
+  EXPECT_TRUE(era({0, 22, 0}).in_flight_per_concurrent_batch);
+  EXPECT_EQ(era({0, 7, 3}).kv_tokens_report, engine::KvTokensReport::blocks_times_block_size);
+  EXPECT_EQ(era({0, 9, 2}).kv_tokens_report, engine::KvTokensReport::blocks_times_block_size);
+  EXPECT_EQ(era({0, 10, 0}).kv_tokens_report, engine::KvTokensReport::blocks_per_group);
+  EXPECT_EQ(era({0, 20, 0}).kv_tokens_report, engine::KvTokensReport::blocks_per_group);
+  EXPECT_EQ(era({0, 21, 0}).kv_tokens_report, engine::KvTokensReport::concurrency_times_len);
+  EXPECT_FALSE(era({0, 20, 0}).graphs_estimated_by_default);
+  EXPECT_TRUE(era({0, 21, 0}).graphs_estimated_by_default);
+  EXPECT_FALSE(era({0, 17, 0}).mamba_block_per_decode_sequence);
+  EXPECT_TRUE(era({0, 18, 0}).mamba_block_per_decode_sequence);
+}
+
+// A version past the newest described one takes that one's rules for the old eras as well.
+TEST(VllmEras, NewerVersionsKeepTheOldErasRules) {
+  const ModelSpec m = model("Qwen/Qwen3-8B");
+  auto r = engine::era_rules(VllmVersion::newest_modelled(), m);
+  EXPECT_TRUE(r.v1_engine && r.v0_engine_removed && r.startup_free_memory_check && r.hybrid_kv_manager &&
+              r.in_flight_per_concurrent_batch && r.graphs_estimated_by_default);
+  EXPECT_EQ(r.kv_tokens_report, engine::KvTokensReport::concurrency_times_len);
+}
+
 }  // namespace
 }  // namespace headroom

@@ -1,0 +1,124 @@
+// Stage 5 of predict(): the profile run and what it leaves for the KV cache
+// (v1/worker/gpu_worker.py determine_available_memory → gpu_model_runner.py profile_run, then
+// profile_cudagraph_memory where graphs are estimated). Each term of the profile is a function
+// below; a new term (another dummy pass vLLM makes before sizing the KV cache) is one more
+// function and one more line in profile_rank().
+#include <algorithm>
+
+#include "engine/empirical.h"
+#include "engine/predict_stages.h"
+#include "engine/vllm_defaults.h"
+
+namespace headroom::engine {
+
+namespace {
+
+// What one rank's profile needs to know of its place in the pipeline.
+struct RankPlace {
+  int index = 0;  // pipeline stage, 0 first
+  int stage_layers = 0;
+  bool last = true;
+};
+
+// The dummy forward pass and the sampler's dummy run (gpu_model_runner.py _dummy_run,
+// _dummy_sampler_run): the torch peak they raise.
+void profile_activation(const ModelSpec& model, const VllmFlags& flags, const ResolvedConfig& config,
+                        const WeightPlan& plan, const RankPlace& place, RankProfile& r) {
+  const ResolvedSettings& s = config.settings;
+  ActivationInputs ai;
+  ai.tensor_parallel_size = s.tensor_parallel_size;
+  ai.expert_parallel_size = plan.expert_parallel_size;
+  ai.max_num_seqs = s.max_num_seqs;
+  ai.max_num_batched_tokens = s.max_num_batched_tokens;
+  ai.dtype_bytes = config.model_dtype_bytes;
+  ai.last_pp_stage = place.last;
+  ai.stage_layers = place.stage_layers;
+  ai.multimodal = place.index == 0 && is_multimodal(model);
+  ai.flashinfer_sampler = flags.use_flashinfer_sampler;
+  const auto act = estimate_activation(model, config.version, ai);
+  r.activation = act.total;
+  r.sampler = act.sampler;
+  if (sampler_path_depends_on_flashinfer(config.version, flags.use_flashinfer_sampler)) {
+    ActivationInputs sort = ai;
+    sort.flashinfer_sampler = false;
+    r.sort_sampler_extra = std::max<Bytes>(0, estimate_activation(model, config.version, sort).total - act.total);
+  }
+}
+
+// Kernel images and communication buffers: the non-torch increase since the init snapshot.
+void profile_non_torch(const GpuSpec& gpu, const ResolvedConfig& config, RankProfile& r) {
+  const ResolvedSettings& s = config.settings;
+  r.non_torch = estimate_non_torch(config.version, s.tensor_parallel_size, s.pipeline_parallel_size, gpu);
+}
+
+// CUDA graphs: what the full capture after the KV allocation takes, and what the profile's own
+// estimate subtracts before it (v0.21+ or VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1).
+void profile_cuda_graphs(const ModelSpec& model, const GpuSpec& gpu, const ResolvedConfig& config, const WeightPlan& plan,
+                         const RankPlace& place, RankProfile& r) {
+  const ResolvedSettings& s = config.settings;
+  const auto capture_sizes =
+      cudagraph_capture_sizes(config.version, s.max_num_seqs, s.max_num_batched_tokens, is_sm100_family(gpu));
+  const int num_graphs = s.enforce_eager ? 0 : num_cuda_graphs(config.version, capture_sizes, s.max_num_seqs);
+  const int moe_width_divisor = plan.expert_parallel_size > 1 ? 1 : s.tensor_parallel_size;
+  r.graph = estimate_cuda_graph(model, num_graphs, place.stage_layers, moe_width_divisor);
+  r.graph_estimate = s.estimate_cuda_graphs
+                         ? estimate_cuda_graph_profile(model, num_graphs, place.stage_layers, moe_width_divisor)
+                         : 0;
+}
+
+// Terms measured on a real run of the same setup replace the estimates; a measured capture
+// stands for the profile's estimate too.
+void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProfile& r) {
+  if (mt.activation_peak) {
+    r.activation = *mt.activation_peak;
+    r.sort_sampler_extra = 0;  // measured: whichever path the sampler took is in it
+  }
+  if (mt.non_torch) r.non_torch = *mt.non_torch;
+  if (mt.cuda_graph) {
+    r.graph = *mt.cuda_graph;
+    if (s.estimate_cuda_graphs) r.graph_estimate = r.graph;
+  }
+}
+
+// "Available KV cache memory": the budget less what the profile left resident; what vLLM
+// subtracts for graphs is its profile's estimate, not the full capture that follows.
+Bytes available_kv_memory(const ResolvedConfig& config, const Budget& budget, Bytes weights, const RankProfile& r) {
+  if (config.settings.kv_cache_memory_bytes) return *config.settings.kv_cache_memory_bytes;
+  Bytes non_kv = weights + r.activation + r.non_torch;
+  if (config.era.non_kv_includes_device_baseline) non_kv += budget.baseline + budget.other_processes;
+  return budget.budget - non_kv - r.graph_estimate;
+}
+
+RankProfile profile_rank(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, const ResolvedConfig& config,
+                         const Budget& budget, const WeightPlan& plan, const RankWeights& weights,
+                         const RankPlace& place, const PredictOptions& options) {
+  RankProfile r;
+  profile_activation(model, flags, config, plan, place, r);
+  profile_non_torch(gpu, config, r);
+  profile_cuda_graphs(model, gpu, config, plan, place, r);
+  if (options.measured) apply_measured(*options.measured, config.settings, r);
+  r.kv_available = available_kv_memory(config, budget, weights.resident, r);
+  // torch.OutOfMemoryError in the profile run, when the weights themselves loaded.
+  if (!weights.oom && weights.resident + r.activation + r.non_torch > budget.usable && !config.settings.kv_cache_memory_bytes)
+    r.oom = Failure{"profile_run_oom", "profile-run",
+                    "torch.OutOfMemoryError: CUDA out of memory during the profile run: weights " + gib(weights.resident) +
+                        " + activation peak " + gib(r.activation) + " exceed the " + gib(budget.usable) + " the GPU has free",
+                    {}};
+  return r;
+}
+
+}  // namespace
+
+Profile profile_run(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, const ResolvedConfig& config,
+                    const Budget& budget, const LoadedWeights& weights, const PredictOptions& options) {
+  Profile p;
+  const int pp = config.settings.pipeline_parallel_size;
+  for (std::size_t st = 0; st < weights.ranks.size(); ++st) {
+    const RankWeights& w = weights.ranks[st];
+    const RankPlace place{static_cast<int>(st), w.layout.end_layer - w.layout.first_layer, static_cast<int>(st) == pp - 1};
+    p.ranks.push_back(profile_rank(model, gpu, flags, config, budget, weights.plan, w, place, options));
+  }
+  return p;
+}
+
+}  // namespace headroom::engine

@@ -1,0 +1,121 @@
+// Stage 4 of predict(): the weights each pipeline stage loads (v1/worker/gpu_model_runner.py
+// load_model): the modules are built first (model construction, whose shape checks fail before
+// any weight is read), then each rank's share of the checkpoint is read onto the GPU, less what
+// --cpu-offload-gb keeps in host memory.
+#include <map>
+#include <mutex>
+
+#include "engine/predict_stages.h"
+#include "engine/startup_checks.h"
+#include "engine/vllm_messages.h"
+
+namespace headroom::engine {
+
+namespace {
+
+// Per-stage weights depend only on the model and the weight plan, but walking a large MoE
+// checkpoint's tensor list (~90k tensors for DeepSeek-V3) costs tens of milliseconds; searches call
+// predict() many times with the same layout, so the result is memoised (bounded, thread-safe).
+std::vector<StageWeights> cached_stage_weights(const ModelSpec& model, const WeightPlan& plan) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<StageWeights>> cache;
+  std::string partition;
+  for (int n : plan.layer_partition) partition += std::to_string(n) + ',';
+  const std::string key =
+      model.id + '\n' + model.location + '\n' + std::string(to_string(model.source)) + '\n' +
+      std::to_string(model.weights ? model.weights->total_bytes : -1) + '\n' +
+      std::to_string(model.weights ? model.weights->tensors.size() : 0) + '\n' + std::to_string(plan.tensor_parallel_size) +
+      '/' + std::to_string(plan.pipeline_parallel_size) + '/' + std::to_string(plan.expert_parallel_size) + '/' +
+      plan.dtype + '/' + plan.online_quantization + '/' + plan.gpu_architecture + '/' + partition + '/' +
+      std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
+      (model.quantization ? model.quantization->method : std::string());
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  std::vector<StageWeights> stages =
+      model.weights ? stage_weights(model, *model.weights, plan) : stage_weights(model, synthesize_weights(model), plan);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= 256) cache.clear();
+  cache.emplace(key, stages);
+  return stages;
+}
+
+// VLLM_PP_LAYER_PARTITION, taken only when get_pp_indices would accept it (pp entries summing to
+// the layers); otherwise model construction fails (startup_checks.cc) and vLLM's split is kept.
+std::vector<int> accepted_layer_partition(const ModelSpec& model, const VllmFlags& flags, int pp,
+                                          std::vector<std::string>& notes) {
+  if (!flags.pp_layer_partition) return {};
+  auto parts = parse_pp_layer_partition(*flags.pp_layer_partition);
+  long long sum = 0;
+  if (parts)
+    for (int n : *parts) sum += n;
+  if (!parts || static_cast<int>(parts->size()) != pp || sum != model.num_layers) return {};
+  std::string list;
+  for (int n : *parts) list += (list.empty() ? "" : ", ") + std::to_string(n);
+  if (pp > 1) notes.push_back("VLLM_PP_LAYER_PARTITION: the pipeline stages hold " + list + " layers");
+  return *parts;
+}
+
+WeightPlan weight_plan(const GpuSpec& gpu, const VllmFlags& flags, const ResolvedConfig& config) {
+  const ResolvedSettings& s = config.settings;
+  WeightPlan plan;
+  plan.tensor_parallel_size = s.tensor_parallel_size;
+  plan.pipeline_parallel_size = s.pipeline_parallel_size;
+  plan.expert_parallel_size = flags.enable_expert_parallel ? s.tensor_parallel_size * s.data_parallel_size : 1;
+  plan.dtype = s.dtype;
+  plan.online_quantization = config.online_quantization;
+  plan.gpu_architecture = gpu.architecture;
+  return plan;
+}
+
+// --cpu-offload-gb (per GPU): make_layers() passes each decoder layer to maybe_offload_to_cpu
+// (model_executor/models/utils.py), which moves its parameters, in order, to pinned host memory
+// until the bytes moved reach the limit; embeddings, final norm and LM head are not layers and
+// stay. The last parameter may overshoot the limit by its own size. Returns the bytes moved.
+Bytes offloaded_bytes(const VllmFlags& flags, const StageWeights& stage) {
+  if (!flags.cpu_offload_gb || *flags.cpu_offload_gb <= 0) return 0;
+  const Bytes asked = static_cast<Bytes>(*flags.cpu_offload_gb * static_cast<double>(k_gib));
+  return std::min(asked, stage.layer_bytes);
+}
+
+std::string offload_note(const VllmFlags& flags, Bytes moved) {
+  const Bytes asked = static_cast<Bytes>(*flags.cpu_offload_gb * static_cast<double>(k_gib));
+  return "--cpu-offload-gb: " + gib(moved) +
+         " of the decoder layers' weights per GPU stay in host memory, read over PCIe at every step (decoding slows down)" +
+         (moved < asked ? "; that is all the layers hold, so the rest of the " + gib(asked) + " asked is unused" : "");
+}
+
+}  // namespace
+
+LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags,
+                           const ResolvedConfig& config, const Budget& budget, const PredictOptions& options) {
+  const ResolvedSettings& s = config.settings;
+  LoadedWeights w;
+  w.construction_failure = model_construction_failure(
+      StartupCheckInputs{model, gpu, flags, config.version, s, config.derived_max_model_len});
+  w.plan = weight_plan(gpu, flags, config);
+  w.plan.layer_partition = accepted_layer_partition(model, flags, s.pipeline_parallel_size, w.notes);
+  auto stages = cached_stage_weights(model, w.plan);
+  if (!stages.empty()) {
+    stages.front().load_buffers = load_buffers(model, s.max_num_batched_tokens, s.dtype);
+    stages.front().bytes += stages.front().load_buffers;
+  }
+  w.source = model.weights ? "exact (safetensors headers)" : "from the architecture";
+  const bool measured = options.measured && options.measured->weights;
+  if (measured) w.source = options.measured->source;
+  for (std::size_t st = 0; st < stages.size() && static_cast<int>(st) < s.pipeline_parallel_size; ++st) {
+    RankWeights r;
+    r.layout = stages[st];
+    const Bytes moved = offloaded_bytes(flags, r.layout);
+    if (st == 0 && flags.cpu_offload_gb && *flags.cpu_offload_gb > 0) w.notes.push_back(offload_note(flags, moved));
+    r.resident = measured ? *options.measured->weights : r.layout.bytes - moved;
+    if (r.resident > budget.usable)
+      r.oom = Failure{"weights_load_oom", "weights-load",
+                      weights_oom_message(config.version, r.resident - budget.usable, budget.total, budget.usable), {}};
+    w.ranks.push_back(std::move(r));
+  }
+  return w;
+}
+
+}  // namespace headroom::engine
