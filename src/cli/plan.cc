@@ -70,132 +70,161 @@ exit: 0 a plan was found, 3 nothing fits, 1 error, 2 bad usage
 
 }  // namespace
 
+namespace {
+
+// What `plan`'s options and a pasted command say, before anything is loaded.
+struct PlanOptions {
+  TargetOptions target;
+  HubOptions hub;
+  std::string model_ref, format_text = "text", color_text = "auto", goal_text = "throughput", db;
+  std::optional<std::int64_t> context;
+  std::optional<int> max_gpus, gpus_per_node;
+  std::optional<double> margin_gib;
+  int concurrency = 1;
+  bool allow_fp8_kv = false, allow_eager = false, no_history = false;
+  std::vector<std::string> read_from_command;  // what the pasted command contributed
+};
+
+void add_plan_options(CLI::App& app, PlanOptions& o) {
+  app.add_option("model", o.model_ref);
+  add_target_options(app, o.target);
+  app.add_option("--gpus-per-node", o.gpus_per_node)->check(CLI::PositiveNumber);
+  app.add_option("--context", o.context);
+  app.add_option("--concurrency", o.concurrency);
+  app.add_option("--goal", o.goal_text);
+  app.add_option("--max-gpus", o.max_gpus);
+  app.add_flag("--allow-fp8-kv", o.allow_fp8_kv);
+  app.add_flag("--allow-eager", o.allow_eager);
+  app.add_option("--margin-gib", o.margin_gib);
+  app.add_option("--db", o.db);
+  app.add_flag("--no-history", o.no_history);
+  app.add_option("--format", o.format_text);
+  app.add_option("--color", o.color_text);
+  add_hub_options(app, o.hub, RevisionOption::include);
+}
+
+// `plan [options] -- vllm serve MODEL [flags]` (or a pasted LLM(...) call): the command's model,
+// and what its flags say about the workload, start the search. Each hint applies only where the
+// options before -- say nothing. Returns an exit code on a usage error.
+std::optional<int> apply_pasted_command(const Args& command_args, PlanOptions& o) {
+  auto cmd = resolve_vllm_command(command_args, EntrypointOptions{});
+  if (!cmd) return print_error(cmd.error()), k_exit_usage;
+  if (!cmd->model.empty()) {
+    if (!o.model_ref.empty() && o.model_ref != cmd->model) {
+      print_error("two models given: '" + o.model_ref + "' and the command's '" + cmd->model + "'; give one of them");
+      return k_exit_usage;
+    }
+    o.model_ref = cmd->model;
+  }
+  if (o.hub.revision.empty() && !cmd->revision.empty()) o.hub.revision = cmd->revision;
+  PlanRequest given;
+  given.context_tokens = o.context;
+  given.allow_fp8_kv = o.allow_fp8_kv;
+  given.allow_eager = o.allow_eager;
+  const CommandHints hints = plan_hints(cmd->flags, given, o.target.gpus > 0 || o.gpus_per_node.has_value());
+  if (hints.context) o.context = hints.context;
+  if (hints.gpus > 0) o.target.gpus = hints.gpus;
+  o.allow_fp8_kv = o.allow_fp8_kv || hints.allow_fp8_kv;
+  o.allow_eager = o.allow_eager || hints.allow_eager;
+  o.read_from_command = hints.taken;
+  if (!o.read_from_command.empty() || cmd->flags.gpu_memory_utilization || cmd->flags.max_num_seqs)
+    o.read_from_command.push_back("the plan chooses the other settings itself");
+  return std::nullopt;
+}
+
+// The checks no single option can make on its own. Returns an exit code on a usage error.
+std::optional<int> check_plan_options(PlanOptions& o) {
+  if (o.model_ref.empty()) {
+    print_error("no model given: headroom plan MODEL --gpu NAME (see 'headroom plan --help')");
+    return k_exit_usage;
+  }
+  if (o.target.used_gib && o.target.free_gib) {
+    print_error("--used-gib and --free-gib describe the same memory: give one of them");
+    return k_exit_usage;
+  }
+  if (o.gpus_per_node) {
+    if (o.target.gpus > 0 && o.target.gpus != *o.gpus_per_node) {
+      print_error("--gpus " + std::to_string(o.target.gpus) + " and --gpus-per-node " +
+                  std::to_string(*o.gpus_per_node) +
+                  " disagree: with --nodes, --gpus is the count per node; give one of them");
+      return k_exit_usage;
+    }
+    o.target.gpus = *o.gpus_per_node;
+  }
+  if (o.margin_gib && *o.margin_gib < 0) {
+    print_error("--margin-gib: expected a number of GiB ≥ 0, got " + std::to_string(*o.margin_gib));
+    return k_exit_usage;
+  }
+  return std::nullopt;
+}
+
+PlanRequest plan_request(const PlanOptions& o, PlanGoal goal, const std::vector<RunRecord>& records) {
+  PlanRequest request;
+  request.context_tokens = o.context;
+  request.concurrency = o.concurrency;
+  request.goal = goal;
+  request.max_gpus = o.max_gpus;
+  request.allow_fp8_kv = o.allow_fp8_kv;
+  request.allow_eager = o.allow_eager;
+  if (o.margin_gib) request.safety_margin_bytes = from_gib(*o.margin_gib);
+  request.history = &records;
+  return request;
+}
+
+void print_plan(const PlanOptions& o, const ModelSpec& model, const Plan& plan, Format format, bool color) {
+  if (!o.read_from_command.empty()) {
+    std::string line;
+    for (const auto& r : o.read_from_command) line += (line.empty() ? "" : "; ") + r;
+    if (!o.hub.quiet) std::fprintf(stderr, "headroom: note: from the command: %s\n", line.c_str());
+  }
+  if (format == Format::json) {
+    std::printf("%s\n", plan_to_json(model, plan).dump(2).c_str());
+  } else {
+    std::fputs(render_plan_text(model, plan, color ? TextStyle::color : TextStyle::plain).c_str(), stdout);
+  }
+}
+
+}  // namespace
+
+// plan: options (and a pasted command) → the model and GPUs → make_plan → the plan printed.
 int run_plan(const Args& args) {
   for (const auto& a : args)
     if (a == "--help" || a == "-h") {
       std::fputs(k_plan_help, stdout);
       return k_exit_ok;
     }
-  TargetOptions target;
-  std::string model_ref, format_text = "text", color_text = "auto", goal_text = "throughput";
-  std::optional<std::int64_t> context;
-  std::optional<int> max_gpus, gpus_per_node;
-  std::optional<double> margin_gib;
-  int concurrency = 1;
-  bool allow_fp8_kv = false, allow_eager = false;
+  PlanOptions o;
   CLI::App app{"headroom plan"};
-  app.add_option("model", model_ref);
-  add_target_options(app, target);
-  app.add_option("--gpus-per-node", gpus_per_node)->check(CLI::PositiveNumber);
-  app.add_option("--context", context);
-  app.add_option("--concurrency", concurrency);
-  app.add_option("--goal", goal_text);
-  app.add_option("--max-gpus", max_gpus);
-  app.add_flag("--allow-fp8-kv", allow_fp8_kv);
-  app.add_flag("--allow-eager", allow_eager);
-  app.add_option("--margin-gib", margin_gib);
-  std::string db;
-  bool no_history = false;
-  app.add_option("--db", db);
-  app.add_flag("--no-history", no_history);
-  app.add_option("--format", format_text);
-  app.add_option("--color", color_text);
-  HubOptions hub;
-  add_hub_options(app, hub, RevisionOption::include);
-  // `plan [options] -- vllm serve MODEL [flags]` (or a pasted LLM(...) call): the command's model,
-  // and what its flags say about the workload, start the search.
+  add_plan_options(app, o);
   Args own = args, command_args;
   if (auto dash = std::find(args.begin(), args.end(), std::string("--")); dash != args.end()) {
     own.assign(args.begin(), dash);
     command_args.assign(dash + 1, args.end());
   }
   if (auto rc = parse_or_exit(app, own, "plan")) return *rc;
-  if (auto counted = apply_gpu_count(target); !counted) return print_error(counted.error()), k_exit_usage;
-  std::vector<std::string> read_from_command;
-  if (!command_args.empty()) {
-    auto cmd = resolve_vllm_command(command_args, EntrypointOptions{});
-    if (!cmd) return print_error(cmd.error()), k_exit_usage;
-    if (!cmd->model.empty()) {
-      if (!model_ref.empty() && model_ref != cmd->model) {
-        print_error("two models given: '" + model_ref + "' and the command's '" + cmd->model + "'; give one of them");
-        return k_exit_usage;
-      }
-      model_ref = cmd->model;
-    }
-    if (hub.revision.empty() && !cmd->revision.empty()) hub.revision = cmd->revision;
-    // Each hint applies only where the options before -- say nothing.
-    PlanRequest given;
-    given.context_tokens = context;
-    given.allow_fp8_kv = allow_fp8_kv;
-    given.allow_eager = allow_eager;
-    const CommandHints hints = plan_hints(cmd->flags, given, target.gpus > 0 || gpus_per_node.has_value());
-    if (hints.context) context = hints.context;
-    if (hints.gpus > 0) target.gpus = hints.gpus;
-    allow_fp8_kv = allow_fp8_kv || hints.allow_fp8_kv;
-    allow_eager = allow_eager || hints.allow_eager;
-    read_from_command = hints.taken;
-    if (!read_from_command.empty() || cmd->flags.gpu_memory_utilization || cmd->flags.max_num_seqs)
-      read_from_command.push_back("the plan chooses the other settings itself");
-  }
-  auto format = parse_format(format_text);
+  if (auto counted = apply_gpu_count(o.target); !counted) return print_error(counted.error()), k_exit_usage;
+  if (!command_args.empty())
+    if (auto rc = apply_pasted_command(command_args, o)) return *rc;
+  auto format = parse_format(o.format_text);
   if (!format) return print_error(format.error()), k_exit_usage;
-  auto color = parse_color(color_text);
+  auto color = parse_color(o.color_text);
   if (!color) return print_error(color.error()), k_exit_usage;
-  auto goal = parse_plan_goal(goal_text);
+  auto goal = parse_plan_goal(o.goal_text);
   if (!goal) return print_error(goal.error()), k_exit_usage;
-  if (model_ref.empty()) {
-    print_error("no model given: headroom plan MODEL --gpu NAME (see 'headroom plan --help')");
-    return k_exit_usage;
-  }
-  if (target.used_gib && target.free_gib) {
-    print_error("--used-gib and --free-gib describe the same memory: give one of them");
-    return k_exit_usage;
-  }
-  if (gpus_per_node) {
-    if (target.gpus > 0 && target.gpus != *gpus_per_node) {
-      print_error("--gpus " + std::to_string(target.gpus) + " and --gpus-per-node " + std::to_string(*gpus_per_node) +
-                  " disagree: with --nodes, --gpus is the count per node; give one of them");
-      return k_exit_usage;
-    }
-    target.gpus = *gpus_per_node;
-  }
-  if (margin_gib && *margin_gib < 0) {
-    print_error("--margin-gib: expected a number of GiB ≥ 0, got " + std::to_string(*margin_gib));
-    return k_exit_usage;
-  }
-  auto version = resolve_version(target);
+  if (auto rc = check_plan_options(o)) return *rc;
+  auto version = resolve_version(o.target);
   if (!version) return print_error(version.error()), k_exit_usage;
-  auto model = load_model_with_hub(model_ref, hub);
+  auto model = load_model_with_hub(o.model_ref, o.hub);
   if (!model) return print_error(model.error()), exit_code_for(model.error());
   std::vector<std::string> warnings;
   // 0: every live GPU when probing; one catalogue GPU per node unless --gpus says more.
-  auto gpus = resolve_gpu_setup(target, 0, warnings);
+  auto gpus = resolve_gpu_setup(o.target, 0, warnings);
   if (!gpus) return print_error(gpus.error()), exit_code_for(gpus.error());
   for (const auto& w : warnings) print_warning(w);
-
-  PlanRequest request;
-  request.context_tokens = context;
-  request.concurrency = concurrency;
-  request.goal = *goal;
-  request.max_gpus = max_gpus;
-  request.allow_fp8_kv = allow_fp8_kv;
-  request.allow_eager = allow_eager;
-  if (margin_gib) request.safety_margin_bytes = from_gib(*margin_gib);
-  std::vector<RunRecord> records = read_history_or_warn(db, no_history);
-  request.history = &records;
-  auto plan = make_plan(*model, *gpus, request, *version);
+  const std::vector<RunRecord> records = read_history_or_warn(o.db, o.no_history);
+  auto plan = make_plan(*model, *gpus, plan_request(o, *goal, records), *version);
   if (!plan) return print_error(plan.error()), exit_code_for(plan.error());
-
-  if (!read_from_command.empty()) {
-    std::string line;
-    for (const auto& r : read_from_command) line += (line.empty() ? "" : "; ") + r;
-    if (!hub.quiet) std::fprintf(stderr, "headroom: note: from the command: %s\n", line.c_str());
-  }
-  if (*format == Format::json) {
-    std::printf("%s\n", plan_to_json(*model, *plan).dump(2).c_str());
-  } else {
-    std::fputs(render_plan_text(*model, *plan, use_color(*color) ? TextStyle::color : TextStyle::plain).c_str(), stdout);
-  }
+  print_plan(o, *model, *plan, *format, use_color(*color));
   return plan->recommended ? k_exit_ok : k_exit_negative;
 }
 

@@ -229,40 +229,11 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
   return true;
 }
 
-Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& origin,
-                               std::shared_ptr<const std::string> text_ptr) {
-  if (!config.is_object())
-    return make_error(ErrorCode::parse_error, "expected a JSON object, got " + json_kind(config), origin);
-  std::shared_ptr<const KeyPositions> positions;
-  if (text_ptr) positions = std::make_shared<KeyPositions>(scan_key_positions(*text_ptr));
-  ConfigReader top(config, origin, "", text_ptr, positions);
+namespace {
 
-  ModelSpec spec;
-  spec.raw_config = config;
-  HR_TRY(archs, top.get_string_list("architectures"));
-  if (archs && !archs->empty()) spec.architecture = archs->front();
-  HR_TRY(top_type, top.get_string("model_type"));
-
-  // Multimodal wrappers keep the language model's fields in a sub-config.
-  std::optional<ConfigReader> sub;
-  for (const char* key : {"text_config", "llm_config", "language_config"}) {
-    if ((sub = top.child(key))) break;
-  }
-  const ConfigReader& text = sub ? *sub : top;
-  HR_TRY(text_type, text.get_string("model_type"));
-  spec.model_type = text_type.value_or(top_type.value_or(""));
-
-  // Keys the config leaves out that transformers fills from its config class defaults.
-  nlohmann::json with_defaults;
-  std::optional<ConfigReader> defaulted;
-  if (spec.model_type == "gemma3_text" || (spec.model_type == "gemma3" && sub)) {
-    with_defaults = text.json();
-    for (const auto& [k, v] : gemma3_text_defaults().items())
-      if (!with_defaults.contains(k) || with_defaults[k].is_null()) with_defaults[k] = v;
-    defaulted.emplace(with_defaults, origin, sub ? "text_config" : "", text_ptr, positions);
-  }
-  const ConfigReader& t = defaulted ? *defaulted : text;
-
+// The sizes every model has: layers, widths, heads, KV heads, head size, vocabulary. Returns whether
+// the config gave head_dim itself (MLA derives it otherwise).
+Result<bool> read_dimensions(const ConfigReader& t, const std::string& origin, ModelSpec& spec) {
   HR_TRY(layers, t.first_int({"num_hidden_layers", "n_layer", "num_layers", "n_layers"}));
   if (!layers) return tl::unexpected(t.missing({"num_hidden_layers", "n_layer", "num_layers", "n_layers"}));
   HR_TRY(hidden, t.first_int({"hidden_size", "n_embd", "d_model", "model_dim", "dim"}));
@@ -300,6 +271,11 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
   if (!vocab) return tl::unexpected(t.missing({"vocab_size", "padded_vocab_size"}));
   spec.vocab_size = vocab->second;
 
+  return head_dim.has_value();
+}
+
+// The longest context: the smallest present length key; model_max_length overrides.
+Result<bool> read_max_length(const ConfigReader& t, ModelSpec& spec) {
   // Max length: the smallest present key; model_max_length in the model config overrides.
   for (const auto& key : k_max_length_keys) {
     HR_TRY(v, t.get_int(key));
@@ -314,7 +290,11 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
     spec.max_length_key = "model_max_length";
   }
 
-  // dtype: config.dtype (transformers v5), torch_dtype, then the text and vision sub-configs.
+  return true;
+}
+
+// dtype: config.dtype (transformers v5), torch_dtype, then the text and vision sub-configs.
+Result<bool> read_dtype(const ConfigReader& top, const ConfigReader& text, ModelSpec& spec) {
   for (const ConfigReader* r : std::initializer_list<const ConfigReader*>{&top, &text}) {
     if (!spec.torch_dtype.empty()) break;
     for (const char* key : {"dtype", "torch_dtype"}) {
@@ -332,18 +312,80 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
     }
   }
 
-  HR_TRY(rope, read_rope_scaling(t));
-  spec.rope_scaling = rope;
+  return true;
+}
 
+// Whether the LM head shares the embedding: the wrapper's flag decides for a multimodal model.
+Result<bool> read_tie_embeddings(const ConfigReader& top, const ConfigReader& text, bool wrapped, ModelSpec& spec) {
   HR_TRY(tie_text, text.get_bool("tie_word_embeddings"));
   HR_TRY(tie_top, top.get_bool("tie_word_embeddings"));
-  if (tie_top && sub) spec.tie_word_embeddings = *tie_top;  // the wrapper's flag decides for the LM head
+  if (tie_top && wrapped) spec.tie_word_embeddings = *tie_top;  // the wrapper's flag decides for the LM head
   else if (tie_text) spec.tie_word_embeddings = *tie_text;
   else if (tie_top) spec.tie_word_embeddings = *tie_top;
   else spec.tie_word_embeddings = default_tie_word_embeddings(spec.model_type, spec.architecture);
 
+  return true;
+}
+
+// quantization_config, at the top level or in the text sub-config.
+Result<bool> read_quantization(const ConfigReader& top, const ConfigReader& text, ModelSpec& spec) {
+  for (const ConfigReader* r : std::initializer_list<const ConfigReader*>{&top, &text}) {
+    if (auto q = r->child("quantization_config")) {
+      HR_TRY(qc, read_quantization_config(*q));
+      spec.quantization = std::move(qc);
+      break;
+    }
+    if (r->has("quantization_config"))
+      return tl::unexpected(r->type_error("quantization_config", "object"));
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& origin,
+                               std::shared_ptr<const std::string> text_ptr) {
+  if (!config.is_object())
+    return make_error(ErrorCode::parse_error, "expected a JSON object, got " + json_kind(config), origin);
+  std::shared_ptr<const KeyPositions> positions;
+  if (text_ptr) positions = std::make_shared<KeyPositions>(scan_key_positions(*text_ptr));
+  ConfigReader top(config, origin, "", text_ptr, positions);
+
+  ModelSpec spec;
+  spec.raw_config = config;
+  HR_TRY(archs, top.get_string_list("architectures"));
+  if (archs && !archs->empty()) spec.architecture = archs->front();
+  HR_TRY(top_type, top.get_string("model_type"));
+
+  // Multimodal wrappers keep the language model's fields in a sub-config.
+  std::optional<ConfigReader> sub;
+  for (const char* key : {"text_config", "llm_config", "language_config"}) {
+    if ((sub = top.child(key))) break;
+  }
+  const ConfigReader& text = sub ? *sub : top;
+  HR_TRY(text_type, text.get_string("model_type"));
+  spec.model_type = text_type.value_or(top_type.value_or(""));
+
+  // Keys the config leaves out that transformers fills from its config class defaults.
+  nlohmann::json with_defaults;
+  std::optional<ConfigReader> defaulted;
+  if (spec.model_type == "gemma3_text" || (spec.model_type == "gemma3" && sub)) {
+    with_defaults = text.json();
+    for (const auto& [k, v] : gemma3_text_defaults().items())
+      if (!with_defaults.contains(k) || with_defaults[k].is_null()) with_defaults[k] = v;
+    defaulted.emplace(with_defaults, origin, sub ? "text_config" : "", text_ptr, positions);
+  }
+  const ConfigReader& t = defaulted ? *defaulted : text;
+
+  HR_TRY(own_head_dim, read_dimensions(t, origin, spec));
+  HR_TRY(lengths_ok, read_max_length(t, spec));
+  HR_TRY(dtype_ok, read_dtype(top, text, spec));
+  HR_TRY(rope, read_rope_scaling(t));
+  spec.rope_scaling = rope;
+
+  HR_TRY(tie_ok, read_tie_embeddings(top, text, sub.has_value(), spec));
   HR_TRY(mla_ok, read_mla(t, spec));
-  if (spec.mla && !head_dim) spec.head_dim = spec.mla->qk_nope_head_dim + spec.mla->qk_rope_head_dim;
+  if (spec.mla && !own_head_dim) spec.head_dim = spec.mla->qk_nope_head_dim + spec.mla->qk_rope_head_dim;
   HR_TRY(moe_ok, read_moe(t, spec));
   HR_TRY(hybrid_ok, read_hybrid(t, spec));
   HR_TRY(layers_ok, read_layer_kinds(t, spec));
@@ -361,15 +403,8 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
   HR_TRY(plausible, check_plausible(spec, origin));
   (void)plausible;
 
-  for (const ConfigReader* r : std::initializer_list<const ConfigReader*>{&top, &text}) {
-    if (auto q = r->child("quantization_config")) {
-      HR_TRY(qc, read_quantization_config(*q));
-      spec.quantization = std::move(qc);
-      break;
-    }
-    if (r->has("quantization_config"))
-      return tl::unexpected(r->type_error("quantization_config", "object"));
-  }
+  HR_TRY(quant_ok, read_quantization(top, text, spec));
+  (void)lengths_ok, (void)dtype_ok, (void)tie_ok, (void)quant_ok;
   return spec;
 }
 
