@@ -98,6 +98,7 @@ std::optional<Failure> attention_heads_failure(const ModelSpec& model, int tp) {
 // architectures it serves, and those it served until a version.
 struct ArchitectureRegistry {
   std::vector<std::string> names;
+  std::vector<std::string> transformers_names;  // generative classes vLLM's Transformers backend loads
   std::vector<std::pair<std::string, VllmVersion>> previously_supported;
   VllmVersion read_at;
 };
@@ -112,6 +113,9 @@ const ArchitectureRegistry& architecture_registry() {
     if (auto names = j->find("architectures"); names != j->end() && names->is_array())
       for (const auto& n : *names)
         if (n.is_string()) r.names.push_back(n.get<std::string>());
+    if (auto tf = j->find("transformers_architectures"); tf != j->end() && tf->is_array())
+      for (const auto& n : *tf)
+        if (n.is_string()) r.transformers_names.push_back(n.get<std::string>());
     if (auto before = j->find("previously_supported"); before != j->end() && before->is_object())
       for (const auto& [name, v] : before->items())
         if (v.is_string())
@@ -123,28 +127,52 @@ const ArchitectureRegistry& architecture_registry() {
   return k_registry;
 }
 
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Whether the catalogue has a model of this architecture (2026's architectures are newer than the
+// registry as read): a plain text search of the embedded catalogue, made only for an architecture
+// outside the registry.
+bool catalogue_has_architecture(const std::string& arch) {
+  auto text = embedded::find("models.jsonl");
+  return text && text->find("\"architecture\": \"" + arch + "\"") != std::string_view::npos;
+}
+
+// Whether vLLM would find a model class for the architecture.
+enum class ArchitectureStanding { served, unknown_but_maybe_served, refused };
+
+ArchitectureStanding architecture_standing(const StartupCheckInputs& in) {
+  const ModelSpec& model = in.model;
+  if (model.architecture.empty() || model.source == ModelSource::catalog) return ArchitectureStanding::served;
+  if (model.raw_config.is_object() && model.raw_config.contains("auto_map")) return ArchitectureStanding::served;
+  const auto& registry = architecture_registry();
+  if (registry.names.empty()) return ArchitectureStanding::served;
+  const std::string& arch = model.architecture;
+  if (contains(registry.names, arch) || contains(registry.transformers_names, arch)) return ArchitectureStanding::served;
+  for (const auto& [name, until] : registry.previously_supported)
+    if (name == arch && in.version <= until) return ArchitectureStanding::served;
+  if (catalogue_has_architecture(arch)) return ArchitectureStanding::served;
+  // A generative class (what `vllm serve` loads) that neither vLLM's registry nor transformers'
+  // generative auto-mappings name: vLLM refuses it. Other classes (pooling models, base models) may
+  // still reach the Transformers backend through classes outside the mappings read.
+  const bool generative = arch.ends_with("ForCausalLM") || arch.ends_with("ForConditionalGeneration");
+  return generative ? ArchitectureStanding::refused : ArchitectureStanding::unknown_but_maybe_served;
+}
+
+std::string shown_architecture(const std::string& arch) { return arch.size() > 80 ? arch.substr(0, 80) + "..." : arch; }
+
 }  // namespace
 
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
-  std::vector<std::string> out;
-  // model_executor/models/registry.py _ModelRegistry.inspect_model_cls: an architecture outside the
-  // registry runs only through the Transformers backend (a class transformers knows, or remote code
-  // named by auto_map); otherwise vLLM stops while building ModelConfig. Which classes transformers
-  // knows is not something headroom can tell, so this is a warning, not a predicted failure.
-  const ModelSpec& model = in.model;
-  if (model.architecture.empty() || model.source == ModelSource::catalog) return out;
-  if (model.raw_config.is_object() && model.raw_config.contains("auto_map")) return out;
+  // A class outside every list read might be one transformers has elsewhere (the Transformers
+  // backend): a warning, not a predicted failure.
+  if (architecture_standing(in) != ArchitectureStanding::unknown_but_maybe_served) return {};
   const auto& registry = architecture_registry();
-  if (registry.names.empty()) return out;
-  const std::string& arch = model.architecture;
-  if (std::find(registry.names.begin(), registry.names.end(), arch) != registry.names.end()) return out;
-  for (const auto& [name, until] : registry.previously_supported)
-    if (name == arch && in.version <= until) return out;
-  const std::string shown = arch.size() > 80 ? arch.substr(0, 80) + "..." : arch;
-  out.push_back("architecture " + shown + " is not in vLLM's model registry (read at v" + registry.read_at.to_string() +
-                "): unless transformers has this class (vLLM's Transformers backend) or the config's auto_map names remote "
-                "code, vLLM stops with \"Model architectures ['" + shown + "'] are not supported for now.\"");
-  return out;
+  const std::string shown = shown_architecture(in.model.architecture);
+  return {"architecture " + shown + " is not in vLLM's model registry (read at v" + registry.read_at.to_string() +
+          "): unless transformers has this class (vLLM's Transformers backend) or the config's auto_map names remote "
+          "code, vLLM stops with \"Model architectures ['" + shown + "'] are not supported for now.\""};
 }
 
 int min_quantization_capability(const std::string& method_in, const VllmVersion& v) {
@@ -169,6 +197,12 @@ int min_quantization_capability(const std::string& method_in, const VllmVersion&
 std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
   const auto& s = in.settings;
   const auto& model = in.model;
+  // 0. model_executor/models/registry.py _ModelRegistry.inspect_model_cls, from ModelConfig's
+  //    construction before its length checks: an architecture that neither vLLM's registry, nor
+  //    transformers' generative classes (the Transformers backend), nor remote code (auto_map) has.
+  if (architecture_standing(in) == ArchitectureStanding::refused)
+    return config_error("architecture_unsupported", "Model architectures ['" + shown_architecture(model.architecture) +
+                                                        "'] are not supported for now. Supported architectures: dict_keys([...])");
   // 1. config/model.py _get_and_verify_max_len (ModelConfig, built first): a longer max_model_len than
   //    the derived one is an error unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.
   if (in.flags.max_model_len && *in.flags.max_model_len > in.derived_max_model_len && !in.flags.allow_long_max_model_len)

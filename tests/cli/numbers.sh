@@ -48,10 +48,9 @@ expect rope_factor 1 \
   "headroom: error: $tmp/rope/config.json:3:100: expected \"rope_scaling.factor\" between 0 and 1024, got 1e+300" \
   check "$tmp/rope" --gpu H100
 
-# More KV heads than query heads, and an architecture outside vLLM's registry: vLLM refuses the
-# first (Attention's assert) and warns of the second.
+# More KV heads than query heads: vLLM refuses it (Attention's assert).
 cat >"$tmp/heads/config.json" <<'JSON'
-{"architectures": ["EvilForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
  "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 64, "vocab_size": 128256,
  "max_position_embeddings": 8192, "torch_dtype": "bfloat16"}
 JSON
@@ -59,7 +58,15 @@ JSON
 rc=$?
 [ "$rc" -eq 3 ] || fail "heads: exit $rc, expected 3"
 grep -q "vLLM would say: num_heads (32) is not divisible by num_kv_heads (64)" "$tmp/heads.out" || fail "heads: no attention-heads failure"
-grep -q "Model architectures \['EvilForCausalLM'\] are not supported for now" "$tmp/heads.err" || fail "heads: no architecture warning"
+
+# An architecture that neither vLLM's registry nor transformers has, with no remote code: vLLM refuses it.
+mkdir -p "$tmp/evil"
+sed 's/LlamaForCausalLM/EvilForCausalLM/; s/"num_key_value_heads": 64/"num_key_value_heads": 8/' "$tmp/heads/config.json" >"$tmp/evil/config.json"
+"$bin" check "$tmp/evil" --gpu H100 >"$tmp/evil.out" 2>"$tmp/evil.err"
+rc=$?
+[ "$rc" -eq 3 ] || fail "evil: exit $rc, expected 3"
+grep -q "vLLM would say: Model architectures \['EvilForCausalLM'\] are not supported for now" "$tmp/evil.out" ||
+  fail "evil: $(cat "$tmp/evil.out")"
 
 # A mistyped flag is named, with vLLM's exit.
 "$bin" check Qwen/Qwen2.5-7B-Instruct --gpu H100 --max-modle-len 5 >/dev/null 2>"$tmp/typo.err"

@@ -61,9 +61,30 @@ TEST(StartupChecksModel, GroupedKvHeadsStart) {
   EXPECT_TRUE(run(local_model("LlamaForCausalLM", 32, 8), gpus("H100"), VllmFlags{}).starts);
 }
 
-TEST(StartupChecksModel, ArchitectureOutsideVllmsRegistryIsWarned) {
+// registry.py _raise_for_unsupported: a generative class that neither vLLM's registry nor
+// transformers (the Transformers backend) nor remote code has stops the engine.
+TEST(StartupChecksModel, GenerativeArchitectureNobodyHasFails) {
   Prediction p = run(local_model("EvilForCausalLM", 32, 8), gpus("H100"), VllmFlags{});
-  EXPECT_TRUE(has_warning(p, "vLLM stops with \"Model architectures ['EvilForCausalLM'] are not supported for now.\""));
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->error_class, "architecture_unsupported");
+  EXPECT_EQ(p.failure->message.rfind("Model architectures ['EvilForCausalLM'] are not supported for now.", 0), 0u)
+      << p.failure->message;
+}
+
+// A class transformers has runs on vLLM's Transformers backend (NanoChat is in transformers'
+// MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, not in vLLM's registry as read).
+TEST(StartupChecksModel, TransformersBackendArchitectureStarts) {
+  Prediction p = run(local_model("NanoChatForCausalLM", 32, 8), gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(p.starts);
+  EXPECT_FALSE(has_warning(p, "model registry"));
+}
+
+// Not a generative class (a pooling or base model): transformers may have it outside the mappings
+// read, so it is a warning.
+TEST(StartupChecksModel, OtherUnknownArchitectureIsWarned) {
+  Prediction p = run(local_model("EvilModel", 32, 8), gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(p.starts);
+  EXPECT_TRUE(has_warning(p, "vLLM stops with \"Model architectures ['EvilModel'] are not supported for now.\""));
 }
 
 TEST(StartupChecksModel, ArchitecturesInVllmsRegistryAreNotWarned) {
@@ -77,7 +98,9 @@ TEST(StartupChecksModel, ArchitecturesInVllmsRegistryAreNotWarned) {
 TEST(StartupChecksModel, RemoteCodeArchitecturesAreNotWarned) {
   ModelSpec m = local_model("EvilForCausalLM", 32, 8);
   m.raw_config["auto_map"] = {{"AutoModelForCausalLM", "modeling_evil.EvilForCausalLM"}};
-  EXPECT_FALSE(has_warning(run(m, gpus("H100"), VllmFlags{}), "model registry"));
+  Prediction p = run(m, gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(p.starts);
+  EXPECT_FALSE(has_warning(p, "model registry"));
 }
 
 }  // namespace
