@@ -132,23 +132,26 @@ FlagSpec value_flag(std::vector<std::string> names, F f) {
   return {std::move(names), Arity::value, f};
 }
 
+// A flag's value parsed as an int, or kept as text, into one field of VllmFlags.
+auto int_into(std::optional<int> VllmFlags::*field) {
+  return [field](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    auto n = parse_int(flag, v);
+    if (!n) return tl::unexpected(n.error());
+    f.*field = *n;
+    return {};
+  };
+}
+
+auto string_into(std::optional<std::string> VllmFlags::*field) {
+  return [field](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+    f.*field = v;
+    return {};
+  };
+}
+
 const std::vector<FlagSpec>& flag_table() {
   static const std::vector<FlagSpec> table = [] {
     std::vector<FlagSpec> t;
-    auto int_into = [](std::optional<int> VllmFlags::*field) {
-      return [field](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
-        auto n = parse_int(flag, v);
-        if (!n) return tl::unexpected(n.error());
-        f.*field = *n;
-        return {};
-      };
-    };
-    auto string_into = [](std::optional<std::string> VllmFlags::*field) {
-      return [field](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
-        f.*field = v;
-        return {};
-      };
-    };
     t.push_back(value_flag({"--tensor-parallel-size", "-tp"}, int_into(&VllmFlags::tensor_parallel_size)));
     t.push_back(value_flag({"--pipeline-parallel-size", "-pp"}, int_into(&VllmFlags::pipeline_parallel_size)));
     t.push_back(value_flag({"--data-parallel-size", "-dp"}, int_into(&VllmFlags::data_parallel_size)));

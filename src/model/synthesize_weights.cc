@@ -429,152 +429,183 @@ void patch_merger(Builder& b, const std::string& p, std::int64_t merged, std::in
   linear_bias(b, p + "linear_fc2", out, merged);
 }
 
+// The tower's sizes with the defaults of its family's code: width h, MLP width I, patch, the
+// language model's width H, the merge and what the merger hands on.
+struct VisionDims {
+  std::int64_t h, I, patch, H, merge, merged, out;
+};
+
+VisionDims vision_dims(const ModelSpec& m) {
+  const auto& v = *m.vision;
+  VisionDims d{};
+  d.h = v.hidden_size;
+  d.I = v.intermediate_size > 0 ? v.intermediate_size : 4 * d.h;
+  d.patch = v.patch_size > 0 ? v.patch_size : 14;
+  d.H = m.hidden_size;
+  d.merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
+  d.merged = d.h * d.merge * d.merge;
+  d.out = v.out_hidden_size > 0 ? v.out_hidden_size : d.H;
+  return d;
+}
+
+void add_qwen_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  // qwen2_vl.py / qwen2_5_vl.py / qwen3_vl.py / dots_ocr.py: fused qkv; Qwen2-VL and Qwen3-VL
+  // have a plain fc1/fc2 MLP, Qwen2.5-VL and dots.ocr a gated one (SwiGLU).
+  const bool qwen3 = family == VisionFamily::qwen3_vl, dots = family == VisionFamily::dots;
+  const bool gated = family == VisionFamily::qwen2_5_vl || dots;
+  const std::string p = dots ? "vision_tower." : "visual.";
+  const std::int64_t temporal = dots ? 1 : (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2);
+  b.dense(p + "patch_embed.proj.weight", {h, 3, temporal, patch, patch});
+  if (qwen3 || dots) b.dense(p + "patch_embed.proj.bias", {h});
+  if (qwen3 && v.num_position_embeddings > 0) b.dense(p + "pos_embed.weight", {v.num_position_embeddings, h});
+  for (int i = 0; i < v.depth; ++i) {
+    const std::string l = p + "blocks." + std::to_string(i) + ".";
+    const bool bias = !dots;
+    linear_bias(b, l + "attn.qkv", 3 * h, h, bias);
+    linear_bias(b, l + "attn.proj", h, h, bias);
+    if (gated) {
+      linear_bias(b, l + (dots ? "mlp.fc1" : "mlp.gate_proj"), I, h, bias);
+      linear_bias(b, l + (dots ? "mlp.fc3" : "mlp.up_proj"), I, h, bias);
+      linear_bias(b, l + (dots ? "mlp.fc2" : "mlp.down_proj"), h, I, bias);
+    } else {
+      linear_bias(b, l + (qwen3 ? "mlp.linear_fc1" : "mlp.fc1"), I, h);
+      linear_bias(b, l + (qwen3 ? "mlp.linear_fc2" : "mlp.fc2"), h, I);
+    }
+    // LayerNorm (weight and bias) in Qwen2-VL and Qwen3-VL, RMSNorm in Qwen2.5-VL and dots.ocr.
+    layer_norm(b, l + "norm1", h, !gated);
+    layer_norm(b, l + "norm2", h, !gated);
+  }
+  if (qwen3) {
+    patch_merger(b, p + "merger.", merged, out, h);
+    // Deepstack mergers normalise after the shuffle (use_postshuffle_norm).
+    for (int i = 0; i < v.deepstack_layers; ++i)
+      patch_merger(b, p + "deepstack_merger_list." + std::to_string(i) + ".", merged, out, merged);
+  } else {
+    b.dense(p + "merger.ln_q.weight", {h});
+    if (!gated) b.dense(p + "merger.ln_q.bias", {h});
+    linear_bias(b, p + "merger.mlp.0", merged, merged);
+    linear_bias(b, p + "merger.mlp.2", out, merged);
+  }
+}
+
+void add_moonvit(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  // moonvit.py: a learned 2-D position table (64 × 64 per the configs), fused wqkv, fc0/fc1;
+  // kimi_vl.py's projector: LayerNorm, merged → merged, merged → text hidden size.
+  const std::string p = "vision_tower.";
+  b.dense(p + "patch_embed.proj.weight", {h, 3, patch, patch});
+  b.dense(p + "patch_embed.proj.bias", {h});
+  b.dense(p + "patch_embed.pos_emb.weight", {64, 64, h});
+  for (int i = 0; i < v.depth; ++i) {
+    const std::string l = p + "encoder.blocks." + std::to_string(i) + ".";
+    layer_norm(b, l + "norm0", h);
+    layer_norm(b, l + "norm1", h);
+    linear_bias(b, l + "wqkv", 3 * h, h);
+    linear_bias(b, l + "wo", h, h);
+    linear_bias(b, l + "mlp.fc0", I, h);
+    linear_bias(b, l + "mlp.fc1", h, I);
+  }
+  layer_norm(b, p + "encoder.final_layernorm", h);
+  layer_norm(b, "multi_modal_projector.pre_norm", h);
+  linear_bias(b, "multi_modal_projector.linear_1", merged, merged);
+  linear_bias(b, "multi_modal_projector.linear_2", H, merged);
+}
+
+void add_pixtral_vision(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  // pixtral.py (PixtralHFVisionModel): no biases, RMSNorms, gated feed-forward; mistral3.py's
+  // projector: RMSNorm, the patch merger (merge² × h → h), then h → H → H.
+  const std::string p = "vision_tower.";
+  b.dense(p + "patch_conv.weight", {h, 3, patch, patch});
+  b.dense(p + "ln_pre.weight", {h});
+  for (int i = 0; i < v.depth; ++i) {
+    const std::string l = p + "transformer.layers." + std::to_string(i) + ".";
+    for (const char* n : {"q_proj", "k_proj", "v_proj", "o_proj"}) linear_bias(b, l + "attention." + n, h, h, false);
+    linear_bias(b, l + "feed_forward.gate_proj", I, h, false);
+    linear_bias(b, l + "feed_forward.up_proj", I, h, false);
+    linear_bias(b, l + "feed_forward.down_proj", h, I, false);
+    b.dense(l + "attention_norm.weight", {h});
+    b.dense(l + "ffn_norm.weight", {h});
+  }
+  b.dense("multi_modal_projector.norm.weight", {h});
+  linear_bias(b, "multi_modal_projector.patch_merger.merging_layer", h, merged, false);
+  linear_bias(b, "multi_modal_projector.linear_1", H, h, false);
+  linear_bias(b, "multi_modal_projector.linear_2", H, H, false);
+}
+
+void add_llama4_vision(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  // mllama4.py: a linear patch embedding, class token and position table, LayerNorm blocks
+  // with biased q/k/v/o and fc1/fc2, the pixel-shuffle adapter (h / ratio² → projector input
+  // → projector output) and a linear projector into the language model.
+  const std::string p = "vision_model.";
+  const std::int64_t side = v.image_size > 0 ? v.image_size / patch : 24;
+  b.dense(p + "patch_embedding.linear.weight", {h, 3 * patch * patch});
+  b.dense(p + "class_embedding", {h});
+  b.dense(p + "positional_embedding_vlm", {side * side + 1, h});
+  layer_norm(b, p + "layernorm_pre", h);
+  layer_norm(b, p + "layernorm_post", h);
+  for (int i = 0; i < v.depth; ++i)
+    plain_block(b, p + "model.layers." + std::to_string(i) + ".",
+                {"self_attn", "o_proj", "input_layernorm", "post_attention_layernorm"}, h, I);
+  const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+  const auto shuffled = static_cast<std::int64_t>(static_cast<double>(h) / (ratio * ratio));
+  const std::int64_t pin = v.projector_input_dim > 0 ? v.projector_input_dim : 4096,
+                     pout = v.projector_output_dim > 0 ? v.projector_output_dim : pin;
+  linear_bias(b, p + "vision_adapter.mlp.fc1", pin, shuffled, false);
+  linear_bias(b, p + "vision_adapter.mlp.fc2", pout, pin, false);
+  linear_bias(b, "multi_modal_projector.linear_1", H, out, false);
+}
+
+void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  // SigLIP / CLIP encoders (siglip.py, clip.py): biased q/k/v/out and fc1/fc2, LayerNorms.
+  const std::string p = "vision_tower.";
+  b.dense(p + "vision_model.embeddings.patch_embedding.weight", {h, 3, patch, patch});
+  b.dense(p + "vision_model.embeddings.patch_embedding.bias", {h});
+  if (v.image_size > 0) {
+    std::int64_t n = (v.image_size / patch) * (v.image_size / patch) + (family == VisionFamily::clip ? 1 : 0);
+    b.dense(p + "vision_model.embeddings.position_embedding.weight", {n, h});
+  }
+  for (int i = 0; i < v.depth; ++i)
+    plain_block(b, p + "vision_model.encoder.layers." + std::to_string(i) + ".",
+                {"self_attn", "out_proj", "layer_norm1", "layer_norm2"}, h, I);
+  layer_norm(b, p + "vision_model.post_layernorm", h);
+  if (family == VisionFamily::gemma3) {
+    // gemma3_mm.py: one projection matrix and a soft-embedding RMSNorm.
+    b.dense("multi_modal_projector.mm_input_projection_weight", {h, H});
+    b.dense("multi_modal_projector.mm_soft_emb_norm.weight", {h});
+  } else if (family == VisionFamily::clip) {
+    // llava.py: a two-layer MLP projector.
+    linear_bias(b, "multi_modal_projector.linear_1", H, h);
+    linear_bias(b, "multi_modal_projector.linear_2", H, H);
+  } else {
+    b.dense("multi_modal_projector.linear.weight", {H, h});
+  }
+}
+
+// The vision tower and projector, one function per family of vLLM model code.
 void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
   if (v.depth <= 0 || v.hidden_size <= 0) return;  // summary too thin to size the tower
   const VisionFamily family = vision_family(m);
-  const std::int64_t h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4 * h,
-                     patch = v.patch_size > 0 ? v.patch_size : 14, H = m.hidden_size,
-                     merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2, merged = h * merge * merge,
-                     out = v.out_hidden_size > 0 ? v.out_hidden_size : H;
   switch (family) {
     case VisionFamily::qwen2_vl:
     case VisionFamily::qwen2_5_vl:
     case VisionFamily::qwen3_vl:
-    case VisionFamily::dots: {
-      // qwen2_vl.py / qwen2_5_vl.py / qwen3_vl.py / dots_ocr.py: fused qkv; Qwen2-VL and Qwen3-VL
-      // have a plain fc1/fc2 MLP, Qwen2.5-VL and dots.ocr a gated one (SwiGLU).
-      const bool qwen3 = family == VisionFamily::qwen3_vl, dots = family == VisionFamily::dots;
-      const bool gated = family == VisionFamily::qwen2_5_vl || dots;
-      const std::string p = dots ? "vision_tower." : "visual.";
-      const std::int64_t temporal = dots ? 1 : (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2);
-      b.dense(p + "patch_embed.proj.weight", {h, 3, temporal, patch, patch});
-      if (qwen3 || dots) b.dense(p + "patch_embed.proj.bias", {h});
-      if (qwen3 && v.num_position_embeddings > 0) b.dense(p + "pos_embed.weight", {v.num_position_embeddings, h});
-      for (int i = 0; i < v.depth; ++i) {
-        const std::string l = p + "blocks." + std::to_string(i) + ".";
-        const bool bias = !dots;
-        linear_bias(b, l + "attn.qkv", 3 * h, h, bias);
-        linear_bias(b, l + "attn.proj", h, h, bias);
-        if (gated) {
-          linear_bias(b, l + (dots ? "mlp.fc1" : "mlp.gate_proj"), I, h, bias);
-          linear_bias(b, l + (dots ? "mlp.fc3" : "mlp.up_proj"), I, h, bias);
-          linear_bias(b, l + (dots ? "mlp.fc2" : "mlp.down_proj"), h, I, bias);
-        } else {
-          linear_bias(b, l + (qwen3 ? "mlp.linear_fc1" : "mlp.fc1"), I, h);
-          linear_bias(b, l + (qwen3 ? "mlp.linear_fc2" : "mlp.fc2"), h, I);
-        }
-        // LayerNorm (weight and bias) in Qwen2-VL and Qwen3-VL, RMSNorm in Qwen2.5-VL and dots.ocr.
-        layer_norm(b, l + "norm1", h, !gated);
-        layer_norm(b, l + "norm2", h, !gated);
-      }
-      if (qwen3) {
-        patch_merger(b, p + "merger.", merged, out, h);
-        // Deepstack mergers normalise after the shuffle (use_postshuffle_norm).
-        for (int i = 0; i < v.deepstack_layers; ++i)
-          patch_merger(b, p + "deepstack_merger_list." + std::to_string(i) + ".", merged, out, merged);
-      } else {
-        b.dense(p + "merger.ln_q.weight", {h});
-        if (!gated) b.dense(p + "merger.ln_q.bias", {h});
-        linear_bias(b, p + "merger.mlp.0", merged, merged);
-        linear_bias(b, p + "merger.mlp.2", out, merged);
-      }
-      return;
-    }
-    case VisionFamily::moonvit: {
-      // moonvit.py: a learned 2-D position table (64 × 64 per the configs), fused wqkv, fc0/fc1;
-      // kimi_vl.py's projector: LayerNorm, merged → merged, merged → text hidden size.
-      const std::string p = "vision_tower.";
-      b.dense(p + "patch_embed.proj.weight", {h, 3, patch, patch});
-      b.dense(p + "patch_embed.proj.bias", {h});
-      b.dense(p + "patch_embed.pos_emb.weight", {64, 64, h});
-      for (int i = 0; i < v.depth; ++i) {
-        const std::string l = p + "encoder.blocks." + std::to_string(i) + ".";
-        layer_norm(b, l + "norm0", h);
-        layer_norm(b, l + "norm1", h);
-        linear_bias(b, l + "wqkv", 3 * h, h);
-        linear_bias(b, l + "wo", h, h);
-        linear_bias(b, l + "mlp.fc0", I, h);
-        linear_bias(b, l + "mlp.fc1", h, I);
-      }
-      layer_norm(b, p + "encoder.final_layernorm", h);
-      layer_norm(b, "multi_modal_projector.pre_norm", h);
-      linear_bias(b, "multi_modal_projector.linear_1", merged, merged);
-      linear_bias(b, "multi_modal_projector.linear_2", H, merged);
-      return;
-    }
-    case VisionFamily::pixtral: {
-      // pixtral.py (PixtralHFVisionModel): no biases, RMSNorms, gated feed-forward; mistral3.py's
-      // projector: RMSNorm, the patch merger (merge² × h → h), then h → H → H.
-      const std::string p = "vision_tower.";
-      b.dense(p + "patch_conv.weight", {h, 3, patch, patch});
-      b.dense(p + "ln_pre.weight", {h});
-      for (int i = 0; i < v.depth; ++i) {
-        const std::string l = p + "transformer.layers." + std::to_string(i) + ".";
-        for (const char* n : {"q_proj", "k_proj", "v_proj", "o_proj"}) linear_bias(b, l + "attention." + n, h, h, false);
-        linear_bias(b, l + "feed_forward.gate_proj", I, h, false);
-        linear_bias(b, l + "feed_forward.up_proj", I, h, false);
-        linear_bias(b, l + "feed_forward.down_proj", h, I, false);
-        b.dense(l + "attention_norm.weight", {h});
-        b.dense(l + "ffn_norm.weight", {h});
-      }
-      b.dense("multi_modal_projector.norm.weight", {h});
-      linear_bias(b, "multi_modal_projector.patch_merger.merging_layer", h, merged, false);
-      linear_bias(b, "multi_modal_projector.linear_1", H, h, false);
-      linear_bias(b, "multi_modal_projector.linear_2", H, H, false);
-      return;
-    }
-    case VisionFamily::llama4: {
-      // mllama4.py: a linear patch embedding, class token and position table, LayerNorm blocks
-      // with biased q/k/v/o and fc1/fc2, the pixel-shuffle adapter (h / ratio² → projector input
-      // → projector output) and a linear projector into the language model.
-      const std::string p = "vision_model.";
-      const std::int64_t side = v.image_size > 0 ? v.image_size / patch : 24;
-      b.dense(p + "patch_embedding.linear.weight", {h, 3 * patch * patch});
-      b.dense(p + "class_embedding", {h});
-      b.dense(p + "positional_embedding_vlm", {side * side + 1, h});
-      layer_norm(b, p + "layernorm_pre", h);
-      layer_norm(b, p + "layernorm_post", h);
-      for (int i = 0; i < v.depth; ++i)
-        plain_block(b, p + "model.layers." + std::to_string(i) + ".",
-                    {"self_attn", "o_proj", "input_layernorm", "post_attention_layernorm"}, h, I);
-      const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
-      const auto shuffled = static_cast<std::int64_t>(static_cast<double>(h) / (ratio * ratio));
-      const std::int64_t pin = v.projector_input_dim > 0 ? v.projector_input_dim : 4096,
-                         pout = v.projector_output_dim > 0 ? v.projector_output_dim : pin;
-      linear_bias(b, p + "vision_adapter.mlp.fc1", pin, shuffled, false);
-      linear_bias(b, p + "vision_adapter.mlp.fc2", pout, pin, false);
-      linear_bias(b, "multi_modal_projector.linear_1", H, out, false);
-      return;
-    }
+    case VisionFamily::dots: return add_qwen_vision(b, m, family);
+    case VisionFamily::moonvit: return add_moonvit(b, m);
+    case VisionFamily::pixtral: return add_pixtral_vision(b, m);
+    case VisionFamily::llama4: return add_llama4_vision(b, m);
     case VisionFamily::gemma3:
     case VisionFamily::clip:
-    case VisionFamily::generic: {
-      // SigLIP / CLIP encoders (siglip.py, clip.py): biased q/k/v/out and fc1/fc2, LayerNorms.
-      const std::string p = "vision_tower.";
-      b.dense(p + "vision_model.embeddings.patch_embedding.weight", {h, 3, patch, patch});
-      b.dense(p + "vision_model.embeddings.patch_embedding.bias", {h});
-      if (v.image_size > 0) {
-        std::int64_t n = (v.image_size / patch) * (v.image_size / patch) + (family == VisionFamily::clip ? 1 : 0);
-        b.dense(p + "vision_model.embeddings.position_embedding.weight", {n, h});
-      }
-      for (int i = 0; i < v.depth; ++i)
-        plain_block(b, p + "vision_model.encoder.layers." + std::to_string(i) + ".",
-                    {"self_attn", "out_proj", "layer_norm1", "layer_norm2"}, h, I);
-      layer_norm(b, p + "vision_model.post_layernorm", h);
-      if (family == VisionFamily::gemma3) {
-        // gemma3_mm.py: one projection matrix and a soft-embedding RMSNorm.
-        b.dense("multi_modal_projector.mm_input_projection_weight", {h, H});
-        b.dense("multi_modal_projector.mm_soft_emb_norm.weight", {h});
-      } else if (family == VisionFamily::clip) {
-        // llava.py: a two-layer MLP projector.
-        linear_bias(b, "multi_modal_projector.linear_1", H, h);
-        linear_bias(b, "multi_modal_projector.linear_2", H, H);
-      } else {
-        b.dense("multi_modal_projector.linear.weight", {H, h});
-      }
-      return;
-    }
+    case VisionFamily::generic: return add_siglip_vision(b, m, family);
   }
 }
 
