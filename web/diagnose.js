@@ -8,7 +8,7 @@ export function render(doc) {
   const fixes = (doc.fixes || []).map((f, i) => `<li><strong>${esc(Object.entries(f.changes || {}).map(([k, v]) => (v === true ? k : k + " " + v)).join(" ") || f.action || "(no flag change)")}</strong>
       <small>(confidence ${Number(f.confidence).toFixed(2)})</small><br>${esc(f.why)}
       ${f.command ? `<pre class="command" id="fix-command-${i}">${esc(f.command)}</pre>` : ""}</li>`).join("");
-  return `<div class="card"><p class="verdict fails" id="diagnosis" data-class="${esc(p.class)}">${esc(p.class)}</p>
+  return `<div class="card"><p class="verdict fails" id="diagnosis" data-class="${esc(p.class)}">${esc(p.class ?? "No class: the engine died and the log does not show why")}</p>
       <p><small>phase ${esc(p.phase)}, line ${esc(p.line)}</small></p>
       <p class="message">${esc(p.message)}</p>
       ${fixes ? `<h2>Fixes</h2><ol class="plain">${fixes}</ol>` : ""}

@@ -30,6 +30,11 @@ struct Finding {
   // "cuda_graph_estimate"). Empty taxonomy_class: the record's id is its class.
   std::string taxonomy_class;
   std::string cause;
+  // The record is a wrapper that names no class (engine_failure_unexplained): reported_class is "".
+  bool unclassified = false;
+  // The error line was cut short ("CUDA out of memo"): the class was read from what is left of it,
+  // which only one message of the knowledge base starts with.
+  bool title_cut = false;
   std::string phase;        // taxonomy phase
   std::string phase_basis;  // why this phase: "traceback frame load_model in gpu_model_runner.py (line 12)", ...
   // Which evidence decided the phase, strongest first: "signature" (the message names its phase),
@@ -81,7 +86,8 @@ enum class LogOutcome { failure, started, incomplete };
 LogOutcome outcome_of(const Diagnosis& diagnosis);
 std::string_view to_string(LogOutcome outcome);
 
-// The class a finding is reported as: its taxonomy class, or its record id when it has none.
+// The class a finding is reported as: its taxonomy class, its record id when the record sets none
+// (a user's record), or "" for a wrapper that names no class.
 const std::string& reported_class(const Finding& finding);
 
 // Where log bytes come from (a file, gzip, standard input, a string in tests).

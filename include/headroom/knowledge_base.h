@@ -73,6 +73,9 @@ struct KbRecord {
   std::string cause;
   bool out_of_memory = false;       // a GPU out-of-memory failure
   bool look_alike = false;          // looks like an OOM but is not one
+  // A wrapper message that only says the engine died ("Engine core initialization failed. See root
+  // cause above.", error-taxonomy.md §5): it names no class, so its findings are reported with none.
+  bool wrapper = false;
   std::vector<KbPattern> patterns;  // patterns[0] is `regex` with the record's match/priority/severity
   std::vector<std::string> fact_patterns;  // searched on the matched line and the few lines after it
   std::map<std::string, KbFact> facts;

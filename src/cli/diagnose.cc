@@ -40,6 +40,11 @@ void print_no_failure(const Diagnosis& d) {
                 std::string(to_string(r.stage)).c_str(), static_cast<long long>(r.stage_line));
 }
 
+// The class as the text report names it: a wrapper message names none.
+std::string class_text(const Finding& f) {
+  return f.unclassified ? "no class (" + f.error_class + ": the log does not show why the engine died)" : reported_class(f);
+}
+
 void print_text(const Diagnosis& d, bool color) {
   auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   auto red = [&](const std::string& s) { return color ? "\x1b[1;31m" + s + "\x1b[0m" : s; };
@@ -50,10 +55,11 @@ void print_text(const Diagnosis& d, bool color) {
   }
   const Finding& f = *d.primary;
   std::string cause = f.cause.empty() ? "" : " (cause: " + f.cause + ")";
-  std::printf("%s %s%s%s in phase %s, line %lld%s\n", red("failure:").c_str(), bold(reported_class(f)).c_str(), cause.c_str(),
+  std::printf("%s %s%s%s in phase %s, line %lld%s\n", red("failure:").c_str(), bold(class_text(f)).c_str(), cause.c_str(),
               f.look_alike ? " (not an out-of-memory error)" : "", f.phase.c_str(), static_cast<long long>(f.line),
               f.occurrences > 1 ? (" (" + std::to_string(f.occurrences) + " times)").c_str() : "");
   std::printf("  %s\n", f.message.c_str());
+  if (f.title_cut) std::printf("  the error line is cut short: the class is read from what is left of it\n");
   std::printf("  phase from: %s%s\n", f.phase_basis.c_str(),
               f.phase_confidence ? (" (confidence " + util::fixed(*f.phase_confidence, 2) + ")").c_str() : "");
   if (!f.facts.empty() || !f.text_facts.empty()) {
@@ -96,7 +102,7 @@ void print_text(const Diagnosis& d, bool color) {
   if (!d.findings.empty()) {
     std::printf("other findings:\n");
     for (const auto& o : d.findings)
-      std::printf("  line %lld: %s (%s)%s: %s\n", static_cast<long long>(o.line), reported_class(o).c_str(), o.phase.c_str(),
+      std::printf("  line %lld: %s (%s)%s: %s\n", static_cast<long long>(o.line), class_text(o).c_str(), o.phase.c_str(),
                   o.occurrences > 1 ? (" x" + std::to_string(o.occurrences)).c_str() : "",
                   o.message.substr(0, 160).c_str());
   }

@@ -32,6 +32,18 @@ std::optional<ModelSpec> model_for_allocation(const Diagnosis& d, const Diagnose
   return std::move(*model);
 }
 
+// A primary failure read from an error line cut short: say so, and trust its fixes less (the
+// rest of the message, with its numbers, is missing).
+void say_cut_title(Diagnosis& d) {
+  if (!d.primary || !d.primary->title_cut) return;
+  constexpr double k_cut_confidence = 0.8;
+  for (auto& fix : d.fixes) fix.confidence *= k_cut_confidence;
+  if (d.primary->phase_confidence) *d.primary->phase_confidence *= k_cut_confidence;
+  d.notes.push_back("line " + std::to_string(d.primary->line) +
+                    " is cut short: the class is read from the beginning of the message, which no other known message "
+                    "shares; the numbers the rest would give are missing, so the fixes are less certain");
+}
+
 }  // namespace
 
 void merge_context(LoggedRun& run, const RunContext& c) {
@@ -88,6 +100,7 @@ Result<Diagnosis> LogDiagnoser::diagnose(ByteSource& source, const DiagnoseOptio
   auto model = model_for_allocation(d, options);
   place_by_allocation(d, m_kb, model ? &*model : nullptr);
   plan_fixes(d, m_kb, options.fix);
+  say_cut_title(d);
   return d;
 }
 

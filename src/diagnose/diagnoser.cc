@@ -12,6 +12,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "diagnose/cut_titles.h"
 #include "diagnose/finding_refinement.h"
 #include "diagnose/phase_table.h"
 #include "headroom/diagnose.h"
@@ -21,7 +22,9 @@ namespace headroom {
 
 namespace {
 
-enum class Role { signature, fact, evidence, anchor, traceback, frame, code, method, logger };
+// cut: the line ends inside a known error title (cut_titles.h); `pattern` is the regex id of the
+// whole message, whose signature refs it borrows.
+enum class Role { signature, fact, evidence, anchor, traceback, frame, code, method, logger, cut };
 
 struct PatternRef {
   Role role;
@@ -64,6 +67,7 @@ void assign_record(Finding& f, const KbRecord& rec, const KbPattern* pattern) {
   f.error_class = rec.id;
   f.taxonomy_class = rec.taxonomy_class;
   f.cause = pattern && !pattern->cause.empty() ? pattern->cause : rec.cause;
+  f.unclassified = rec.wrapper;
 }
 
 std::string cut(std::string s, std::size_t max) {
@@ -138,6 +142,13 @@ struct DiagnosePatterns {
         if (ev < 0) ev = evidence_phase_of(ph);
       if (ev >= 0)
         for (const auto& e : rec.phase_evidence) add(e, {Role::evidence, static_cast<int>(r), -1, ev});
+    }
+    const auto& titles = cut_titles();
+    for (std::size_t t = 0; t < titles.size(); ++t) {
+      const KbRecord* rec = kb.find(titles[t].record);
+      if (!rec || titles[t].pattern < 0 || static_cast<std::size_t>(titles[t].pattern) >= rec->patterns.size()) continue;
+      auto whole = index.find(rec->patterns[static_cast<std::size_t>(titles[t].pattern)].regex);
+      if (whole != index.end()) add(cut_title_regex(titles, t), {Role::cut, -1, whole->second});
     }
     compiled.resize(regexes.size());
     once = std::make_unique<std::once_flag[]>(regexes.size());
@@ -357,6 +368,7 @@ struct Diagnoser::Impl {
         f.severity = pattern->severity;
         f.line = line_number;
         f.message = clean;
+        f.title_cut = false;  // this line's own cut, if any, is marked by the caller
       }
       extract(id, clean, f, true);
       open = Open{it->second, line_number, candidates};
@@ -387,6 +399,16 @@ struct Diagnoser::Impl {
     if (!listed) return;
     Finding& f = findings[open->finding];
     extract(id, clean_log_line(raw), f, f.line != open->line);
+  }
+
+  // The finding this line made is the cut message's when its record is one the whole message
+  // would have given.
+  void mark_cut(std::int64_t line_number, int whole) {
+    if (!open || open->line != line_number) return;
+    Finding& f = findings[open->finding];
+    if (f.line != line_number) return;
+    for (const auto& ref : refs[static_cast<std::size_t>(whole)])
+      if (ref.role == Role::signature && kb.records()[static_cast<std::size_t>(ref.record)].id == f.error_class) f.title_cut = true;
   }
 
   // "File \"/x/vllm/v1/worker/gpu_model_runner.py\", line 4105, in _dummy_sampler_run"
@@ -450,11 +472,19 @@ struct Diagnoser::Impl {
         best_id = id;
       }
     }
+    // A line that ends inside a known title is that message cut short, unless the whole message
+    // matched after all.
+    int cut_whole = -1;
+    for (int id : ids)
+      for (const auto& ref : refs[static_cast<std::size_t>(id)])
+        if (ref.role == Role::cut && std::find(ids.begin(), ids.end(), ref.pattern) == ids.end()) cut_whole = ref.pattern;
+    if (best_id < 0) best_id = cut_whole;
     if (best_id >= 0) {
       std::vector<PatternRef> sig;
       for (const auto& ref : refs[static_cast<std::size_t>(best_id)])
         if (ref.role == Role::signature) sig.push_back(ref);
       add_signature(line_number, line, best_id, sig);
+      if (cut_whole >= 0) mark_cut(line_number, cut_whole);
     }
     if (!any_fact) return;
     for (int id : ids) {

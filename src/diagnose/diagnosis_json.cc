@@ -78,19 +78,25 @@ std::string_view to_string(LogOutcome outcome) {
   return "incomplete";
 }
 
-const std::string& reported_class(const Finding& f) { return f.taxonomy_class.empty() ? f.error_class : f.taxonomy_class; }
+const std::string& reported_class(const Finding& f) {
+  static const std::string none;
+  if (f.unclassified) return none;
+  return f.taxonomy_class.empty() ? f.error_class : f.taxonomy_class;
+}
 
 nlohmann::json to_json(const Finding& f) {
   nlohmann::json facts = nlohmann::json::object();
   for (const auto& [k, v] : f.facts) facts[k] = v;
   for (const auto& [k, v] : f.text_facts) facts[k] = v;
-  nlohmann::json j = {{"class", reported_class(f)},
+  // A wrapper that names no class (the engine died, the log does not say why) has class null.
+  nlohmann::json j = {{"class", f.unclassified ? nlohmann::json(nullptr) : nlohmann::json(reported_class(f))},
                       {"cause", f.cause.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.cause)},
                       {"record", f.error_class},  {"phase", f.phase},
                       {"phase_basis", f.phase_basis}, {"phase_evidence", f.phase_evidence}, {"line", f.line},
                       {"message", f.message},    {"facts", facts},
                       {"out_of_memory", f.out_of_memory}, {"look_alike", f.look_alike},
-                      {"severity", std::string(to_string(f.severity))}, {"occurrences", f.occurrences}};
+                      {"severity", std::string(to_string(f.severity))}, {"occurrences", f.occurrences},
+                      {"title_cut", f.title_cut}};
   j["phase_confidence"] = f.phase_confidence ? nlohmann::json(*f.phase_confidence) : nlohmann::json(nullptr);
   if (!f.processes.empty()) {
     nlohmann::json p = nlohmann::json::array();

@@ -27,7 +27,8 @@ const std::set<std::string>& known_phases() {
 }  // namespace
 
 const std::vector<std::string>& taxonomy_classes() {
-  // error-taxonomy.md §4 (A-L), §5 (look-alikes), and the calibration labels that extend it.
+  // error-taxonomy.md §4 (A-L), §5 (look-alikes), and the calibration labels that extend it
+  // (errors.jsonl: mamba_cache_blocks_insufficient); a unit test compares it with both files.
   static const std::vector<std::string> classes = {
       "kv_cache_insufficient", "no_kv_cache_memory", "startup_free_memory_insufficient", "memory_profiling_error",
       "weights_load_oom", "profile_run_oom", "cuda_graph_capture_oom", "sampler_warmup_oom", "runtime_oom",
@@ -170,6 +171,7 @@ Result<KbRecord> read_extension(RecordReader& r, const json& j, KbRecord rec, co
   };
   flag("out_of_memory", rec.out_of_memory);
   flag("look_alike", rec.look_alike);
+  flag("wrapper", rec.wrapper);
   rec.taxonomy_class = r.string(*h, "class", "headroom.class", false);
   rec.cause = r.string(*h, "cause", "headroom.cause", false);
   if (!rec.taxonomy_class.empty() && !r.failed()) {
@@ -181,6 +183,8 @@ Result<KbRecord> read_extension(RecordReader& r, const json& j, KbRecord rec, co
     }
   }
   if (rec.out_of_memory && rec.look_alike) r.fail("headroom.look_alike", "a look-alike cannot also be out_of_memory");
+  if (rec.wrapper && (!rec.taxonomy_class.empty() || rec.out_of_memory))
+    r.fail("headroom.wrapper", "a wrapper names no class: it cannot set headroom.class or out_of_memory");
   read_pattern_attrs(*h, "headroom", first);
   rec.patterns.push_back(first);
   if (auto p = h->find("patterns"); !r.failed() && p != h->end() && !p->is_null()) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -21,6 +22,21 @@ inline const KnowledgeBase& kb() {
 inline Diagnosis run_text(const std::string& text) {
   auto source = memory_source(text, "test.log");
   auto d = diagnose(*source, kb());
+  EXPECT_TRUE(d) << d.error().to_string();
+  return d ? *d : Diagnosis{};
+}
+
+// Like run_text, with one diagnoser for the whole test binary (patterns and the Hyperscan database
+// built once), for tests that diagnose many logs.
+inline Diagnosis run_shared(const std::string& text) {
+  static const std::unique_ptr<LogDiagnoser> diagnoser = [] {
+    auto d = LogDiagnoser::create(kb());
+    EXPECT_TRUE(d) << d.error().to_string();
+    return d ? std::move(*d) : nullptr;
+  }();
+  if (!diagnoser) return Diagnosis{};
+  auto source = memory_source(text, "test.log");
+  auto d = diagnoser->diagnose(*source);
   EXPECT_TRUE(d) << d.error().to_string();
   return d ? *d : Diagnosis{};
 }
