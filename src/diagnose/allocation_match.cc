@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "engine/encoder_profile.h"
+#include "engine/vllm_defaults.h"
 #include "util/strings.h"
 
 namespace headroom {
@@ -106,6 +108,118 @@ std::optional<AllocationMatch> weight_tensor(double tried_gib, const LoggedRun& 
   return std::nullopt;
 }
 
+// The torch dtype's bytes: --dtype when the log or the command names it, else the checkpoint's.
+double dtype_bytes_of(const LoggedRun& run, const ModelSpec& model) {
+  std::string d = run.flags.dtype.value_or("auto");
+  if (d == "auto") d = model.torch_dtype;
+  return d == "float32" || d == "float" ? 4.0 : 2.0;
+}
+
+// The run's settings as the encoder profile needs them; what the log does not give takes vLLM's
+// V1 defaults for an API server (arg_utils.py: 256 sequences, 8,192 batched tokens).
+ResolvedSettings encoder_settings(const LoggedRun& run, const ModelSpec& model) {
+  ResolvedSettings s;
+  s.tensor_parallel_size = tp_of(run);
+  s.max_model_len = run.flags.max_model_len.value_or(model.max_position_embeddings > 0 ? model.max_position_embeddings : 8192);
+  s.max_num_seqs = run.flags.max_num_seqs.value_or(256);
+  s.max_num_batched_tokens = run.flags.max_num_batched_tokens.value_or(8192);
+  return s;
+}
+
+// The multimodal encoder's dummy batch in the profile run (engine/encoder_profile.h; v1
+// gpu_model_runner.py profile_run, _get_mm_dummy_batch). Candidate tensors: one item's attention
+// weights where the ViT attention falls back to torch SDPA's math path (heads per rank × patches²,
+// in float32 from torch 2.5, which upcasts half inputs there, or in the model's dtype before), the
+// batch's hidden states and MLP activations in the tower, and the embeddings it hands on.
+std::optional<AllocationMatch> encoder_batch(double tried_gib, const LoggedRun& run, const ModelSpec& model) {
+  if (!model.vision || run.engine_started) return std::nullopt;
+  VllmVersion version = run.version.value_or(VllmVersion{0, 11});
+  const double dtype = dtype_bytes_of(run, model);
+  auto p = engine::encoder_profile(model, run.flags, encoder_settings(run, model), version, dtype);
+  if (p.items <= 0 || p.item.patches <= 0) return std::nullopt;
+  const auto& v = *model.vision;
+  const bool dp_encoder = run.flags.mm_encoder_tp_mode && *run.flags.mm_encoder_tp_mode == "data";
+  const double shard = dp_encoder ? 1.0 : tp_of(run);
+  const double patches = static_cast<double>(p.item.patches);
+  const double batch_patches = patches * p.items;
+  const std::string batch = count(p.items) + " dummy " + p.item.modality + "(s) of " + count(p.item.patches) + " patches";
+  struct Candidate {
+    double bytes;
+    std::string what;
+    double confidence;
+  };
+  std::vector<Candidate> candidates;
+  if (v.num_heads > 0) {
+    const double heads = std::max(1.0, std::floor(v.num_heads / shard));
+    for (double b : {4.0, dtype})
+      candidates.push_back({heads * patches * patches * b,
+                            util::fixed(heads, 0) + " heads × " + count(p.item.patches) + "² patches × " + util::fixed(b, 0) +
+                                " B: one dummy item's attention weights in the vision encoder (torch SDPA's math path)",
+                            0.7});
+  }
+  if (v.hidden_size > 0)
+    candidates.push_back({batch_patches * v.hidden_size * dtype,
+                          batch + " × " + count(v.hidden_size) + " hidden × " + util::fixed(dtype, 0) + " B: the vision encoder's hidden states",
+                          0.6});
+  if (v.intermediate_size > 0)
+    candidates.push_back({batch_patches * std::floor(v.intermediate_size / shard) * dtype,
+                          batch + " × " + count(static_cast<long long>(v.intermediate_size / shard)) + " MLP width × " +
+                              util::fixed(dtype, 0) + " B: the vision encoder's MLP activations",
+                          0.6});
+  if (p.cached_outputs > 0)
+    candidates.push_back({static_cast<double>(p.cached_outputs),
+                          count(p.items) + " × " + count(p.item.tokens) + " tokens of embeddings: the encoder's outputs for the dummy batch", 0.6});
+  for (const auto& c : candidates)
+    if (same_size(tried_gib, c.bytes))
+      return AllocationMatch{"profile-run", size_text(c.bytes) + " = " + c.what + ": the profile run's encoder pass", c.confidence};
+  return std::nullopt;
+}
+
+// CUDA graph capture (v1 gpu_model_runner.py capture_model): each capture size b runs the model on
+// b tokens, and the graph's private pool takes its activations: the hidden states (b × hidden), the
+// fused QKV projection (b × (heads + 2 KV heads) × head_dim / TP) and, for dense models, the fused
+// gate/up projection and its product (b × 2I / TP, b × I / TP). Sizes from
+// engine::cudagraph_capture_sizes for the version (v0.11's when unknown); the profile run's batch
+// (max_num_batched_tokens tokens) has the same tensors, so that size is left out.
+std::optional<AllocationMatch> graph_capture(double tried_gib, const LoggedRun& run, const ModelSpec& model) {
+  if (run.engine_started || run.flags.enforce_eager || model.hidden_size <= 0) return std::nullopt;
+  VllmVersion version = run.version.value_or(VllmVersion{0, 11});
+  const int tp = tp_of(run);
+  const double dtype = dtype_bytes_of(run, model);
+  const int batched = run.flags.max_num_batched_tokens.value_or(8192);
+  std::vector<int> seqs;
+  if (run.flags.max_num_seqs) seqs.push_back(*run.flags.max_num_seqs);
+  else seqs = {256, 1024};
+  struct Width {
+    double per_token;
+    std::string what;
+  };
+  std::vector<Width> widths = {{static_cast<double>(model.hidden_size), count(model.hidden_size) + " hidden"}};
+  if (model.num_attention_heads > 0 && model.head_dim > 0) {
+    long long qkv = (static_cast<long long>(model.num_attention_heads) + 2LL * model.num_kv_heads) * model.head_dim / tp;
+    widths.push_back({static_cast<double>(qkv), count(qkv) + " QKV width"});
+  }
+  if (!model.moe && model.intermediate_size > 0) {
+    long long width = model.intermediate_size / tp;
+    widths.push_back({2.0 * width, count(2 * width) + " gate/up width"});
+    widths.push_back({static_cast<double>(width), count(width) + " MLP width"});
+  }
+  for (int n : seqs) {
+    for (int b : engine::cudagraph_capture_sizes(version, n, batched)) {
+      if (b == batched) continue;
+      for (const auto& w : widths) {
+        double size = b * w.per_token * dtype;
+        if (size < 1048576.0 || !same_size(tried_gib, size)) continue;
+        return AllocationMatch{"cuda-graph-capture",
+                               size_text(size) + " = " + count(b) + " tokens (a CUDA graph capture size) × " + w.what + " × " +
+                                   util::fixed(dtype, 0) + " B: capturing the graph for batch size " + count(b),
+                               0.55};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // Larger than the whole GPU: vLLM sizes the KV cache from the free memory, no weight tensor of a
 // model that loads is that large per rank, and graph pools are small. What grows without such a
 // bound is the profile run's dummy batch (gpu_model_runner.py profile_run: max_num_batched_tokens
@@ -133,6 +247,10 @@ std::optional<AllocationMatch> match_allocation(double tried_gib, const Finding&
     if (auto m = weight_tensor(tried_gib, run, *model)) return m;
   }
   if (auto m = kv_cache_tensor(tried_gib, run, model)) return m;
+  if (model) {
+    if (auto m = encoder_batch(tried_gib, run, *model)) return m;
+    if (auto m = graph_capture(tried_gib, run, *model)) return m;
+  }
   return beyond_capacity(tried_gib, finding, run);
 }
 
@@ -149,6 +267,7 @@ void place_by_allocation(Diagnosis& d, const KnowledgeBase& kb, const ModelSpec*
     f.error_class = r.id;
     f.taxonomy_class = r.taxonomy_class;
     f.cause = r.cause;
+    f.unclassified = r.wrapper;
     f.phase = match->phase;
     f.phase_basis = match->basis;
     f.phase_evidence = "allocation";
