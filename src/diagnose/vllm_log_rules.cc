@@ -312,11 +312,12 @@ Stage mamba_align(LoggedRun& r, std::string_view) {
   return k_no_stage;
 }
 
-// Landmarks that only say how far startup got.
-Stage capturing(LoggedRun&, std::string_view) { return StartupStage::capturing_graphs; }
-Stage loading(LoggedRun&, std::string_view) { return StartupStage::loading_weights; }
-Stage ready(LoggedRun&, std::string_view) { return StartupStage::engine_ready; }
-Stage serving(LoggedRun&, std::string_view) { return StartupStage::serving; }
+// A landmark that only says how far startup got.
+template <StartupStage reached>
+Stage landmark(LoggedRun&, std::string_view) {
+  return reached;
+}
+
 Stage profiling(LoggedRun& r, std::string_view) {
   r.multimodal_profile = true;
   return StartupStage::profiling;
@@ -365,58 +366,63 @@ Stage torch_total(LoggedRun& r, std::string_view s) {
   return k_no_stage;
 }
 
+// One vLLM message: the reader, and every literal that selects its lines (wordings by version,
+// in the order the parser tries them).
+struct MessageRule {
+  LogLineRule::Reader read;
+  std::vector<const char*> literals;
+};
+
+const std::vector<MessageRule>& message_rules() {
+  using S = StartupStage;
+  static const std::vector<MessageRule> rules = {
+      {engine_config, {"LLM engine"}},
+      {server_version, {"server version "}},
+      {non_default_args, {"non-default args: "}},
+      {namespace_args, {"args: Namespace("}},
+      {chunked_prefill, {"Chunked prefill is enabled with max_num_batched_tokens="}},
+      {max_model_len, {"Using max model len "}},
+      {weights, {"Model loading took ", "Loading model weights took "}},
+      {v1_profile, {"Total non KV cache memory: "}},
+      {v064_profile, {"Memory profiling results: "}},
+      {v0_budget, {"x gpu_memory_utilization ("}},
+      {v0_split, {"model weights take "}},
+      {blocks, {"# GPU blocks: ", "# cuda blocks: ", "# CUDA blocks: "}},
+      {available_kv, {"Available KV cache memory: "}},
+      {kv_tokens, {"GPU KV cache size: "}},
+      {concurrency, {"Maximum concurrency for "}},
+      {graph_finished, {"Graph capturing finished"}},
+      {graph_pool, {"CUDA graph pool memory: "}},
+      {graph_estimate, {"Estimated CUDA graph memory: ", "Estimated MRV2 CUDA graph memory: "}},
+      {graph_profiling_enabled, {"CUDA graph memory profiling is enabled"}},
+      {mamba_align, {"Mamba cache mode is set to 'align'"}},
+      {init_snapshot, {"worker init memory snapshot:"}},
+      {initial_free, {"Initial free memory: "}},
+      {free_on_startup, {") on startup"}},
+      {landmark<S::capturing_graphs>,
+       {"Capturing cudagraphs", "Capturing the model for CUDA graphs", "Capturing CUDA graph", "CUDA graphs can take additional"}},
+      {landmark<S::loading_weights>, {"Starting to load model", "Loading safetensors checkpoint shards", "Loading weights took"}},
+      {profiling, {"Starting profile run for multi-modal", "Encoder cache will be initialized"}},
+      {landmark<S::engine_ready>, {"init engine (profile, create kv cache, warmup model) took", "Starting vLLM API server"}},
+      {landmark<S::serving>, {"Application startup complete", "Added request", "Avg prompt throughput"}},
+      {architecture, {"Resolved architecture: "}},
+      {auto_fit, {"Auto-fit max_model_len: "}},
+      {block_size, {"Setting kv cache block size to "}},
+      {bf16_gpu, {"Bfloat16 is only supported"}},
+      {torch_total, {"total capacity", "total capacty"}},
+  };
+  return rules;
+}
+
 }  // namespace
 
 const std::vector<LogLineRule>& log_line_rules() {
-  static const std::vector<LogLineRule> rules = {
-      {"LLM engine", engine_config},
-      {"server version ", server_version},
-      {"non-default args: ", non_default_args},
-      {"args: Namespace(", namespace_args},
-      {"Chunked prefill is enabled with max_num_batched_tokens=", chunked_prefill},
-      {"Using max model len ", max_model_len},
-      {"Model loading took ", weights},
-      {"Loading model weights took ", weights},
-      {"Total non KV cache memory: ", v1_profile},
-      {"Memory profiling results: ", v064_profile},
-      {"x gpu_memory_utilization (", v0_budget},
-      {"model weights take ", v0_split},
-      {"# GPU blocks: ", blocks},
-      {"# cuda blocks: ", blocks},
-      {"# CUDA blocks: ", blocks},
-      {"Available KV cache memory: ", available_kv},
-      {"GPU KV cache size: ", kv_tokens},
-      {"Maximum concurrency for ", concurrency},
-      {"Graph capturing finished", graph_finished},
-      {"CUDA graph pool memory: ", graph_pool},
-      {"Estimated CUDA graph memory: ", graph_estimate},
-      {"Estimated MRV2 CUDA graph memory: ", graph_estimate},
-      {"CUDA graph memory profiling is enabled", graph_profiling_enabled},
-      {"Mamba cache mode is set to 'align'", mamba_align},
-      {"worker init memory snapshot:", init_snapshot},
-      {"Initial free memory: ", initial_free},
-      {") on startup", free_on_startup},
-      {"Capturing cudagraphs", capturing},
-      {"Capturing the model for CUDA graphs", capturing},
-      {"Capturing CUDA graph", capturing},
-      {"CUDA graphs can take additional", capturing},
-      {"Starting to load model", loading},
-      {"Loading safetensors checkpoint shards", loading},
-      {"Loading weights took", loading},
-      {"Starting profile run for multi-modal", profiling},
-      {"Encoder cache will be initialized", profiling},
-      {"init engine (profile, create kv cache, warmup model) took", ready},
-      {"Starting vLLM API server", ready},
-      {"Application startup complete", serving},
-      {"Added request", serving},
-      {"Avg prompt throughput", serving},
-      {"Resolved architecture: ", architecture},
-      {"Auto-fit max_model_len: ", auto_fit},
-      {"Setting kv cache block size to ", block_size},
-      {"Bfloat16 is only supported", bf16_gpu},
-      {"total capacity", torch_total},
-      {"total capacty", torch_total},
-  };
+  static const std::vector<LogLineRule> rules = [] {
+    std::vector<LogLineRule> out;
+    for (const auto& m : message_rules())
+      for (const char* literal : m.literals) out.push_back({literal, m.read});
+    return out;
+  }();
   return rules;
 }
 

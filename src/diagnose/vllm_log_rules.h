@@ -11,12 +11,14 @@
 namespace headroom {
 
 struct LogLineRule {
-  const char* literal;  // a line that does not contain it is not this message
   // Reads the message into the run; returns the startup stage the line proves was reached, if any.
-  std::optional<StartupStage> (*read)(LoggedRun& run, std::string_view clean_line);
+  using Reader = std::optional<StartupStage> (*)(LoggedRun& run, std::string_view clean_line);
+  const char* literal;  // a line that does not contain it is not this message
+  Reader read;
 };
 
-// The rules, in the order the parser tries them on a line (every rule whose literal is present runs).
+// The rules, one per literal, in the order the parser tries them on a line (every rule whose
+// literal is present runs); vllm_log_rules.cc writes them one row per message.
 const std::vector<LogLineRule>& log_line_rules();
 
 }  // namespace headroom
