@@ -2,17 +2,20 @@
 // (the taxonomy class it is reported as) must equal the label on at least 95% of the reports whose
 // excerpt is a log, in every harvest of the file, and no look-alike may be called out-of-memory.
 // Prints every miss, top-1 by harvest, excerpt kind, vLLM era and source project, the phase
-// agreement, the failures diagnosed with no fix, and the confusion (label -> predicted).
+// agreement, the failures diagnosed with no fix, the reports read from an error line cut short,
+// and the confusion (label -> predicted).
 //   bench_diagnose_accuracy [errors.jsonl]
 #include <cstdio>
 #include <map>
 #include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "headroom/diagnose.h"
 #include "headroom/vllm_log.h"
 #include "util/json_file.h"
+#include "util/strings.h"
 
 using namespace headroom;
 
@@ -84,11 +87,12 @@ int main(int argc, char** argv) {
   }
   std::set<std::string> look_alikes;
   for (const auto& r : kb->records())
-    if (r.look_alike) look_alikes.insert(r.id);
+    if (r.look_alike) look_alikes.insert(r.taxonomy_class.empty() ? r.id : r.taxonomy_class);
 
   Tally strict, all;
   std::map<std::string, Tally> by_kind, by_era, by_project, by_harvest_log, by_harvest;
   std::map<std::string, int> evidence;  // which evidence decided the phase of correct log reports
+  std::vector<std::string> cut;         // reports whose class was read from an error line cut short
   for (std::size_t index = 0; index < records->size(); ++index) {
     const auto& rec = (*records)[index];
     std::string id = rec.value("id", "");
@@ -103,12 +107,13 @@ int main(int argc, char** argv) {
     bool oom = false;
     bool no_fix = false;
     if (d) {
-      predicted = d->primary ? reported_class(*d->primary) : "(none)";
+      predicted = !d->primary ? "(none)" : d->primary->unclassified ? "(no class)" : reported_class(*d->primary);
       phase = d->primary ? d->primary->phase : "";
       oom = d->primary && d->primary->out_of_memory;
       no_fix = d->primary && d->fixes.empty();
     }
     bool ok = predicted == label;
+    if (d && d->primary && d->primary->title_cut) cut.push_back(id + (ok ? "" : " (wrong)"));
     std::string label_phase = rec.value("phase", "");
     for (Tally* t : {&all, kind == "log" ? &strict : nullptr, &by_kind[kind], &by_era[era_of(version)], &by_project[project_of(id)],
                      kind == "log" ? &by_harvest_log[harvest_of(index)] : nullptr, &by_harvest[harvest_of(index)]}) {
@@ -154,6 +159,7 @@ int main(int argc, char** argv) {
   std::printf("\nphase decided by (correct log reports):");
   for (const auto& [kind, n] : evidence) std::printf(" %s %d", kind.c_str(), n);
   std::printf("\n");
+  std::printf("class read from an error line cut short: %zu%s%s\n", cut.size(), cut.empty() ? "" : ": ", util::join(cut, ", ").c_str());
   report("excerpt_kind == log (strict)", strict);
   report("all reports", all);
   bool pass = strict.total > 0 && strict.correct * 100 >= 95 * strict.total && strict.look_alike_called_oom == 0 &&
