@@ -266,7 +266,10 @@ class Diagnosis(_Document):
         return dict(self._doc.get("run") or {})
 
     def __repr__(self) -> str:
-        return f"<headroom.Diagnosis {self.error_class or 'no failure found'}>"
+        if self.error_class:
+            return f"<headroom.Diagnosis {self.error_class}>"
+        # A failure with class None: only vLLM's wrapper says the engine died, not why.
+        return "<headroom.Diagnosis failure with no class>" if self.failure_found else "<headroom.Diagnosis no failure found>"
 
 
 class Records(_Document):

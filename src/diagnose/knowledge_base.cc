@@ -124,7 +124,7 @@ class RecordReader {
 // headroom's extension of the shared record format (the "headroom" object).
 Result<KbRecord> read_extension(RecordReader& r, const json& j, KbRecord rec, const std::string& origin) {
   // headroom's extension; a user record without it is a direct, fatal signature of unknown phase.
-  KbPattern first{rec.regex, MatchRule::direct, 50, Severity::fatal};
+  KbPattern first{rec.regex, MatchRule::direct, 50, Severity::fatal, {}};
   auto read_pattern_attrs = [&](const json& obj, const std::string& p, KbPattern& pat) {
     if (auto m = obj.find("match"); m != obj.end() && !m->is_null()) {
       if (*m == "direct") pat.match = MatchRule::direct;

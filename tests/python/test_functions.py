@@ -43,6 +43,13 @@ def test_diagnose_a_path_equals_the_cli():
     assert d.fixes
 
 
+def test_diagnose_wrapper_alone_is_a_failure_with_no_class():
+    d = headroom.diagnose("RuntimeError: Engine core initialization failed. See root cause above.\n")
+    assert d.failure_found and d.error_class is None
+    assert d.primary["record"] == "engine_failure_unexplained"
+    assert repr(d) == "<headroom.Diagnosis failure with no class>"
+
+
 def test_diagnose_text_and_pathlike():
     text = _a_failure_log().read_text()
     by_text = headroom.diagnose(text)
