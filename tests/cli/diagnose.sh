@@ -98,8 +98,20 @@ check "context: evidence" allocation "$(echo "$out" | python3 -c 'import json,sy
 "$bin" diagnose "$tmp/bare.log" --gpu H100 --model meta-llama/Llama-3.1-8B-Instruct > /dev/null; check "context: --gpu and --model" 3 $?
 "$bin" diagnose "$tmp/bare.log" --gpu H10O 2> "$tmp/err"; check "context: unknown GPU is a usage error" 2 $?
 
-# Every form of output matches docs/diagnose.schema.json.
+# vLLM's wrapper alone names no class: a failure (exit 3) with class null; an error line cut short
+# is read from what is left of it and says so.
+echo "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}" > "$tmp/wrapper.log"
+"$bin" diagnose "$tmp/wrapper.log" > "$tmp/out"; check "wrapper: exit" 3 $?
+grep -q "^failure: no class (engine_failure_unexplained" "$tmp/out" || { echo "FAIL: wrapper text: $(cat "$tmp/out")"; fail=1; }
 mkdir -p "$tmp/json"
+"$bin" diagnose --format json "$tmp/wrapper.log" > "$tmp/json/wrapper.json"
+check "wrapper: class null" None "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["primary"]["class"])' "$tmp/json/wrapper.json")"
+printf '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 1595, in load_model\ntorch.OutOfMemoryError: CUDA out of memo\n' > "$tmp/cut_title.log"
+"$bin" diagnose --format json "$tmp/cut_title.log" > "$tmp/json/cut_title.json"
+check "cut title: class" "weights_load_oom True" "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["primary"]; print(p["class"], p["title_cut"])' "$tmp/json/cut_title.json")"
+"$bin" diagnose "$tmp/cut_title.log" | grep -q "the error line is cut short" || { echo "FAIL: cut title text"; fail=1; }
+
+# Every form of output matches docs/diagnose.schema.json.
 for log in v1_startup_ok v1_kv_insufficient v1_sampler_oom illegal_access startup_check; do
   "$bin" diagnose --format json "$logs/$log.log" > "$tmp/json/$log.json"
 done
