@@ -86,6 +86,9 @@ struct HubSettings {
   int max_retries = 3;             // for 429 and 5xx answers
   double max_retry_wait_s = 10.0;  // a longer Retry-After is reported instead of waited for
   std::uint64_t initial_header_bytes = 128 * 1024;  // first range read of each shard
+  // After the Hub was found unreachable, how long later commands fall back at once without asking
+  // it again (HEADROOM_HUB_RETRY_AFTER_S; 0 asks every time). See src/hub/no_network_memo.h.
+  double no_network_memo_s = 60;
   std::function<void(const FetchProgress&)> on_progress;
   // Injected for tests: the transport (default libcurl) and how to wait between retries.
   std::shared_ptr<HttpTransport> transport;

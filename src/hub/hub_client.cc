@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "hub/hub_errors.h"
+#include "hub/no_network_memo.h"
 
 namespace headroom::hub {
 
@@ -50,7 +51,9 @@ class Fetcher {
  public:
   Fetcher(std::string repo, const HubSettings& s) : m_repo(std::move(repo)), m_s(s) {
     m_transport = s.transport;
+    if (!m_transport) m_transport = detail::remembered_no_network(s);
     if (!m_transport) {
+      m_note_reachability = true;
       TransportOptions o;
       o.connect_timeout_s = s.connect_timeout_s;
       o.total_timeout_s = s.total_timeout_s;
@@ -85,6 +88,7 @@ class Fetcher {
       if (m_s.on_progress) m_s.on_progress(m_progress);
     };
     auto results = m_transport->perform(requests, on_done);
+    if (m_note_reachability) detail::note_reachability(m_s, results);
     for (int attempt = 0; attempt < m_s.max_retries; ++attempt) {
       std::vector<std::size_t> again;
       double wait = 0.5 * std::pow(2.0, attempt);
@@ -123,6 +127,7 @@ class Fetcher {
   std::shared_ptr<HttpTransport> m_transport;
   FetchProgress m_progress;
   bool m_first = true;
+  bool m_note_reachability = false;  // the real transport: remember an unreachable Hub (no_network_memo.h)
 };
 
 bool ok(const HttpResult& r) { return r.failure == TransportFailure::none && r.status >= 200 && r.status < 300; }

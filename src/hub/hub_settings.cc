@@ -55,6 +55,12 @@ HubSettings settings_from_environment() {
   s.token = token_from_environment();
   std::string xdg = env("XDG_CACHE_HOME");
   s.cache_dir = xdg.empty() ? home_path(".cache/headroom/hub") : (fs::path(xdg) / "headroom" / "hub").string();
+  // Seconds from 0 to a day; anything else keeps the default.
+  if (std::string r = util::trim(env("HEADROOM_HUB_RETRY_AFTER_S")); !r.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(r.c_str(), &end);
+    if (end != r.c_str() && *end == '\0' && v >= 0 && v <= 86400) s.no_network_memo_s = v;
+  }
   return s;
 }
 

@@ -120,8 +120,12 @@ HF_ENDPOINT=http://127.0.0.1:1 run no_network 0 check meta-llama/Llama-3.1-8B-In
 check_stderr no_network "headroom: note: no network: cannot reach the Hub at http://127.0.0.1:1 (cannot connect); using the built-in catalogue (--offline skips the Hub)"
 HF_ENDPOINT=http://127.0.0.1:1 run no_network_quiet 0 check meta-llama/Llama-3.1-8B-Instruct --gpu H100 --quiet --no-history
 [ -s "$tmp/no_network_quiet.err" ] && fail "--quiet still printed: $(cat "$tmp/no_network_quiet.err")"
-HF_ENDPOINT=http://127.0.0.1:1 run no_network_unknown 1 check headroom-test/not-cached --gpu H100 --no-history
+HF_ENDPOINT=http://127.0.0.1:1 HEADROOM_HUB_RETRY_AFTER_S=0 run no_network_unknown 1 check headroom-test/not-cached --gpu H100 --no-history
 check_stderr no_network_unknown "headroom: error: no network: cannot reach the Hub at http://127.0.0.1:1 (cannot connect); use --offline (headroom's Hub cache), an id from the built-in catalogue, or a local folder with config.json"
+# The unreachable Hub is remembered for a minute: the next command does not try it, and says when it was tried.
+HF_ENDPOINT=http://127.0.0.1:1 run no_network_remembered 1 check headroom-test/not-cached --gpu H100 --no-history
+grep -Eq "^headroom: error: no network: cannot reach the Hub at http://127.0.0.1:1 \(cannot connect, [0-9]+ s ago; headroom asks again [0-9]+ s after that \(HEADROOM_HUB_RETRY_AFTER_S=0 asks every time\)\); use --offline" \
+  "$tmp/no_network_remembered.err" || fail "no_network_remembered: $(cat "$tmp/no_network_remembered.err")"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures failure(s)"

@@ -2,7 +2,9 @@
 // generated from tests/data/models, compared with the same repos as local folders.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "fake_hub.h"
 #include "headroom/hub.h"
@@ -278,6 +280,47 @@ TEST_F(HubLoopback, UnreachableHubFallsBackToTheCatalogueAtOnce) {
   auto unknown = load("headroom-test/llama-sharded", s);
   ASSERT_FALSE(unknown);
   EXPECT_TRUE(is_no_network(unknown.error()));
+}
+
+
+// An unreachable Hub is remembered in the cache folder: the next load within no_network_memo_s
+// falls back at once, saying when the Hub was last tried; 0 asks every time; an answer from the
+// Hub forgets it (src/hub/no_network_memo.h).
+TEST_F(HubLoopback, AnUnreachableHubIsRememberedForAWhile) {
+  auto s = settings();
+  s.endpoint = "http://127.0.0.1:1";
+  ASSERT_TRUE(load("meta-llama/Llama-3.1-8B-Instruct", s));
+  const fs::path memo = m_cache.path() / "no-network";
+  ASSERT_TRUE(fs::exists(memo));
+  m_notes.clear();
+  ASSERT_TRUE(load("meta-llama/Llama-3.1-8B-Instruct", s));
+  ASSERT_EQ(m_notes.size(), 1u);
+  EXPECT_NE(m_notes[0].find("no network: cannot reach the Hub at http://127.0.0.1:1 (cannot connect, 0 s ago; "
+                            "headroom asks again 60 s after that (HEADROOM_HUB_RETRY_AFTER_S=0 asks every time))"),
+            std::string::npos)
+      << m_notes[0];
+
+  // Another endpoint is asked: the fake Hub answers, and the memo of 127.0.0.1:1 stays.
+  auto reachable = settings();
+  ASSERT_TRUE(load("headroom-test/llama-sharded", reachable));
+  EXPECT_TRUE(fs::exists(memo));
+
+  // The memo's endpoint answering (the Hub came back after the window) removes it.
+  std::ofstream(memo, std::ios::trunc) << reachable.endpoint << "\nconnect\ncannot connect\n";
+  fs::last_write_time(memo, fs::file_time_type::clock::now() - std::chrono::minutes(2));
+  const int before = hub_requests();
+  ASSERT_TRUE(load("headroom-test/deepseek-moe", reachable));
+  EXPECT_GT(hub_requests(), before);
+  EXPECT_FALSE(fs::exists(memo));
+
+  // Within the window the same endpoint is not asked at all; with 0 it is.
+  std::ofstream(memo, std::ios::trunc) << reachable.endpoint << "\nconnect\ncannot connect\n";
+  const int quiet = hub_requests();
+  EXPECT_FALSE(load("headroom-test/w4a16", reachable));
+  EXPECT_EQ(hub_requests(), quiet);
+  reachable.no_network_memo_s = 0;
+  ASSERT_TRUE(load("headroom-test/w4a16", reachable));
+  EXPECT_GT(hub_requests(), quiet);
 }
 
 }  // namespace
