@@ -73,6 +73,15 @@ class LinesById {
 
   // The top-level "hf_id" member's string; "" when absent, not a string, or the line is not an object.
   static std::string id_of(std::string_view line) {
+    // The catalogue writes hf_id first, without escapes: read it without scanning the line's other
+    // members (most of what indexing the catalogue cost a check). Any other line is scanned.
+    constexpr std::string_view k_lead = "{\"hf_id\": \"";
+    if (line.starts_with(k_lead)) {
+      const std::string_view rest = line.substr(k_lead.size());
+      const std::size_t quote = rest.find('"');
+      if (quote != std::string_view::npos && rest.substr(0, quote).find('\\') == std::string_view::npos)
+        return std::string(rest.substr(0, quote));
+    }
     auto members = util::object_members(line);
     if (!members) return {};
     for (const auto& m : *members) {
