@@ -17,6 +17,14 @@ namespace headroom {
 // Where vLLM was started from: it changes the default batch sizes (arg_utils.py get_batch_defaults).
 enum class UsageContext { api_server, llm_class, engine };
 
+// A flag of the command that neither headroom's tables nor vLLM's flag list (data/vllm_cli_flags.json)
+// know, within two edits of a flag vLLM has: a typo, which vLLM's argparse refuses.
+struct UnrecognizedFlag {
+  std::string name;        // "--max-modle-len"
+  std::string shown;       // as written, with the value it took: "--max-modle-len 5"
+  std::string suggestion;  // the nearest vLLM flag: "--max-model-len"
+};
+
 struct VllmFlags {
   std::optional<int> tensor_parallel_size;
   std::optional<int> pipeline_parallel_size;
@@ -59,6 +67,9 @@ struct VllmFlags {
   bool skip_mm_profiling = false;
   std::optional<std::string> mm_encoder_tp_mode;
   std::string mm_processor_kwargs;
+  // Mistyped flags, in the order given; the startup checks turn them into vLLM's argparse error
+  // (engine/vllm_cli_flags.h), or a warning for a version older than the flag list.
+  std::vector<UnrecognizedFlag> unrecognized_flags;
 };
 
 // A parsed vLLM command line.

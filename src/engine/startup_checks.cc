@@ -6,6 +6,7 @@
 #include <cctype>
 #include <vector>
 
+#include "engine/vllm_cli_flags.h"
 #include "engine/vllm_messages.h"
 #include "util/embedded_data.h"
 #include "util/json_file.h"
@@ -165,14 +166,16 @@ std::string shown_architecture(const std::string& arch) { return arch.size() > 8
 }  // namespace
 
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
+  std::vector<std::string> out = unrecognized_flag_warnings(in.flags, in.version);
   // A class outside every list read might be one transformers has elsewhere (the Transformers
   // backend): a warning, not a predicted failure.
-  if (architecture_standing(in) != ArchitectureStanding::unknown_but_maybe_served) return {};
+  if (architecture_standing(in) != ArchitectureStanding::unknown_but_maybe_served) return out;
   const auto& registry = architecture_registry();
   const std::string shown = shown_architecture(in.model.architecture);
-  return {"architecture " + shown + " is not in vLLM's model registry (read at v" + registry.read_at.to_string() +
-          "): unless transformers has this class (vLLM's Transformers backend) or the config's auto_map names remote "
-          "code, vLLM stops with \"Model architectures ['" + shown + "'] are not supported for now.\""};
+  out.push_back("architecture " + shown + " is not in vLLM's model registry (read at v" + registry.read_at.to_string() +
+                "): unless transformers has this class (vLLM's Transformers backend) or the config's auto_map names remote "
+                "code, vLLM stops with \"Model architectures ['" + shown + "'] are not supported for now.\"");
+  return out;
 }
 
 int min_quantization_capability(const std::string& method_in, const VllmVersion& v) {
@@ -197,7 +200,10 @@ int min_quantization_capability(const std::string& method_in, const VllmVersion&
 std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
   const auto& s = in.settings;
   const auto& model = in.model;
-  // 0. model_executor/models/registry.py _ModelRegistry.inspect_model_cls, from ModelConfig's
+  // 0. The command line (utils/argparse_utils.py FlexibleArgumentParser → argparse parse_args): a
+  //    mistyped flag ends the run before any config is built.
+  if (auto f = unrecognized_arguments_failure(in.flags, in.version)) return f;
+  // 0b. model_executor/models/registry.py _ModelRegistry.inspect_model_cls, from ModelConfig's
   //    construction before its length checks: an architecture that neither vLLM's registry, nor
   //    transformers' generative classes (the Transformers backend), nor remote code (auto_map) has.
   if (architecture_standing(in) == ArchitectureStanding::refused)

@@ -34,8 +34,9 @@ struct StartupCheckInputs {
 // and layers. The first failure, or nullopt.
 std::optional<Failure> engine_config_failure(const StartupCheckInputs& in);
 
-// What the checks cannot decide but the user should know: an architecture outside vLLM's model
-// registry (data/vllm_architectures.json), which runs only if transformers or remote code has it.
+// What the checks cannot decide but the user should know: a mistyped flag's did-you-mean, and an
+// architecture outside vLLM's model registry (data/vllm_architectures.json), which runs only if
+// transformers or remote code has it.
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in);
 
 // Worker initialisation before the free-memory check (v1/worker/gpu_worker.py init_device →

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "engine/container_command.h"
+#include "engine/vllm_cli_flags.h"
 #include "engine/weights.h"
 #include "headroom/vllm_config.h"
 #include "util/json_file.h"
@@ -403,55 +404,40 @@ bool is_env_assignment(const std::string& s) {
                      [](char c) { return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-// Every flag name headroom knows (modelled, memory-neutral or unmodelled), for "did you mean".
-std::vector<std::string> known_flag_names() {
-  std::vector<std::string> out = {"--model", "--attention-config", "--config"};
-  for (const auto& spec : flag_table())
-    for (const auto& n : spec.names)
-      if (n.starts_with("--")) out.push_back(n);
-  for (const auto* set : {&memory_neutral_value_flags(), &memory_neutral_bool_flags(), &unmodelled_bool_flags()})
-    out.insert(out.end(), set->begin(), set->end());
-  for (const auto& [names, text] : unmodelled_table())
-    for (const auto& n : names)
-      if (n.starts_with("--")) out.push_back(n);
-  std::sort(out.begin(), out.end());
-  return out;
+// Every flag name headroom knows (modelled, memory-neutral or unmodelled), sorted, for "did you
+// mean"; built once.
+const std::vector<std::string>& known_flag_names() {
+  static const std::vector<std::string> k_names = [] {
+    std::vector<std::string> out = {"--model", "--attention-config", "--config"};
+    for (const auto& spec : flag_table())
+      for (const auto& n : spec.names)
+        if (n.starts_with("--")) out.push_back(n);
+    for (const auto* set : {&memory_neutral_value_flags(), &memory_neutral_bool_flags(), &unmodelled_bool_flags()})
+      out.insert(out.end(), set->begin(), set->end());
+    for (const auto& [names, text] : unmodelled_table())
+      for (const auto& n : names)
+        if (n.starts_with("--")) out.push_back(n);
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return k_names;
 }
 
-// Edit distance (insertions, deletions, substitutions, adjacent swaps), stopping above `limit`.
-std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
-  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t x = 0; x <= a.size(); ++x) d[x][0] = x;
-  for (std::size_t y = 0; y <= b.size(); ++y) d[0][y] = y;
-  for (std::size_t x = 1; x <= a.size(); ++x)
-    for (std::size_t y = 1; y <= b.size(); ++y) {
-      d[x][y] = std::min({d[x - 1][y] + 1, d[x][y - 1] + 1, d[x - 1][y - 1] + (a[x - 1] == b[y - 1] ? 0 : 1)});
-      if (x > 1 && y > 1 && a[x - 1] == b[y - 2] && a[x - 2] == b[y - 1]) d[x][y] = std::min(d[x][y], d[x - 2][y - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
-// The warning for a flag the table does not model. A name close to a flag headroom knows (a
-// swapped or missing letter) is most likely a typo: vLLM's argparse exits on it ("unrecognized
-// arguments"), so the warning says so and names the flag. Without vLLM's full flag list for the
-// version, an unknown name may still be a real flag: it stays a warning, never a failure.
+// The warning for a flag the table does not model (a real vLLM flag, or a name too far from any
+// flag to be a typo): the prediction ignores it, and says which way it errs when the table knows.
 std::string unmodelled_warning(const std::string& name, const std::string& shown) {
   const std::string consequence = unmodelled_consequence(name);
-  const auto known = known_flag_names();
-  const bool is_known = std::binary_search(known.begin(), known.end(), name);
-  if (!is_known && name.starts_with("--") && name.size() <= 64) {
-    std::string best;
-    std::size_t best_distance = 3;
-    for (const auto& k : known) {
-      const std::size_t dist = edit_distance(name, k, 2);
-      if (dist < best_distance) best = k, best_distance = dist;
-    }
-    if (!best.empty())
-      return "vLLM flag " + shown + " is not one headroom knows; did you mean " + best +
-             "? vLLM exits on a flag it does not know (vllm serve: error: unrecognized arguments: " + shown + ")";
-  }
   return "vLLM flag " + shown + " is not modelled; the prediction ignores it" + (consequence.empty() ? "" : ": " + consequence);
+}
+
+// A long name that neither headroom's tables nor vLLM's flag list know, within two edits of a flag:
+// a typo, which vLLM's argparse refuses ("unrecognized arguments"). Returns the nearest flag, or "".
+std::string typo_of(const std::string& name) {
+  if (!name.starts_with("--") || engine::vllm_accepts_flag(name)) return "";
+  const auto& known = known_flag_names();
+  if (std::binary_search(known.begin(), known.end(), name)) return "";
+  static const engine::FlagNames k_candidates(known);
+  return k_candidates.nearest(name);
 }
 
 }  // namespace
@@ -633,7 +619,8 @@ struct CommandParser {
     return true;
   }
 
-  // Not modelled. Memory-neutral flags are accepted silently; the rest get a warning.
+  // Not modelled. Memory-neutral flags are accepted silently; a typo of a flag is kept for the
+  // startup checks (vLLM refuses it); the rest get a warning.
   void unmodelled_flag(const std::string& name, std::string value, bool has_inline_value) {
     bool takes_value = !memory_neutral_bool_flags().count(name) && !unmodelled_bool_flags().count(name) &&
                        (memory_neutral_value_flags().count(name) ||
@@ -643,6 +630,10 @@ struct CommandParser {
     else if (has_inline_value) shown += "=" + value;
     if (name == "--revision") cmd.revision = value;  // which Hub revision the model is read at
     if (memory_neutral_value_flags().count(name) || memory_neutral_bool_flags().count(name)) return;
+    if (auto suggestion = typo_of(name); !suggestion.empty()) {
+      cmd.flags.unrecognized_flags.push_back(UnrecognizedFlag{name, shown, suggestion});
+      return;
+    }
     cmd.warnings.push_back(unmodelled_warning(name, shown));
   }
 

@@ -102,6 +102,18 @@ check_golden api_server api_server.txt
 # --swap-space sizes CPU blocks only (host memory), so it is accepted silently.
 check_stderr api_server "headroom: warning: vLLM flag --max-lora-rank 64 is not modelled; the prediction ignores it: the LoRA weight slots (max_loras x rank per adapted layer) and the LoRA CUDA graphs are not counted, so vLLM will find less KV cache than predicted"
 
+# A mistyped flag: vLLM's argparse exits before anything starts; the verdict says so, a warning
+# names the flag it most likely meant.
+run typo 3 --gpu H100 --color never "${v[@]}" -- vllm serve "$llama8b" --max-modle-len 5
+grep -qF "verdict: fails at config (unrecognized_arguments)" "$tmp/typo.out" || fail "typo: no failure verdict: $(cat "$tmp/typo.out")"
+grep -qF "  vLLM would say: vllm serve: error: unrecognized arguments: --max-modle-len 5" "$tmp/typo.out" ||
+  fail "typo: not vLLM's message: $(cat "$tmp/typo.out")"
+check_stderr typo "headroom: warning: --max-modle-len is not a vLLM flag; did you mean --max-model-len?"
+# A real vLLM flag headroom does not model, and argparse's --help, start as before.
+run real_flag 0 --gpu H100 --color never "${v[@]}" -- vllm serve "$llama8b" --max-model-len 4096 --max-num-partial-prefills 2 --help
+check_stderr real_flag "headroom: warning: vLLM flag --max-num-partial-prefills 2 is not modelled; the prediction ignores it
+headroom: warning: vLLM flag --help is not modelled; the prediction ignores it"
+
 run gpu_memory_gib 0 "$llama8b" --gpu-memory-gib 48 --max-model-len 16384 --color never "${v[@]}"
 check_golden gpu_memory_gib gpu_memory_gib_48.txt
 

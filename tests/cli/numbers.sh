@@ -68,10 +68,11 @@ rc=$?
 grep -q "vLLM would say: Model architectures \['EvilForCausalLM'\] are not supported for now" "$tmp/evil.out" ||
   fail "evil: $(cat "$tmp/evil.out")"
 
-# A mistyped flag is named, with vLLM's exit.
-"$bin" check Qwen/Qwen2.5-7B-Instruct --gpu H100 --max-modle-len 5 >/dev/null 2>"$tmp/typo.err"
-grep -qF "did you mean --max-model-len? vLLM exits on a flag it does not know (vllm serve: error: unrecognized arguments: --max-modle-len 5)" \
-  "$tmp/typo.err" || fail "typo: $(cat "$tmp/typo.err")"
+# A mistyped flag is vLLM's argparse failure, and the flag it meant is named.
+"$bin" check Qwen/Qwen2.5-7B-Instruct --gpu H100 --max-modle-len 5 >"$tmp/typo.out" 2>"$tmp/typo.err"
+[ $? = 3 ] || fail "typo: not a predicted failure: $(cat "$tmp/typo.out")"
+grep -qF "vllm serve: error: unrecognized arguments: --max-modle-len 5" "$tmp/typo.out" || fail "typo: $(cat "$tmp/typo.out")"
+grep -qF "did you mean --max-model-len?" "$tmp/typo.err" || fail "typo: $(cat "$tmp/typo.err")"
 
 # --max-model-len 16384: the longest request served is 16,384, not the 32,768 a max_model_len could reach.
 "$bin" check Qwen/Qwen2.5-7B-Instruct --gpu H100 --max-model-len 16384 >"$tmp/len.out" 2>/dev/null
