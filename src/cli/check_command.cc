@@ -5,6 +5,7 @@
 #include "headroom/report.h"
 #include "headroom/vllm_config.h"
 #include "util/strings.h"
+#include "util/terminal_text.h"
 
 namespace headroom::cli {
 
@@ -60,7 +61,7 @@ std::string render_check_text(const CheckedPrediction& c, ColorMode color) {
   std::string out = render_prediction_text(c.model, c.gpus, p, use_color(color) ? TextStyle::color : TextStyle::plain);
   const int gpus_used = p.settings.tensor_parallel_size * p.settings.pipeline_parallel_size;
   if (!p.starts && p.failure && p.failure->phase != "history" && c.changes.empty()) {
-    out += "\nno single change of these flags is predicted to start it; 'headroom plan " + c.command.model +
+    out += "\nno single change of these flags is predicted to start it; 'headroom plan " + util::terminal_safe(c.command.model) +
            "' with the same\n"
            "GPU options (or with this command after --) searches the combinations: length, utilization,\n"
            "KV cache dtype, parallelism, quantized checkpoints\n";
@@ -68,13 +69,13 @@ std::string render_check_text(const CheckedPrediction& c, ColorMode color) {
   if (!c.changes.empty()) {
     out += "\nto start, change one of (each predicted the same way):\n";
     for (const auto& ch : c.changes) {
-      std::string what = describe_change(ch, c.command.flags);
+      std::string what = util::terminal_safe(describe_change(ch, c.command.flags));
       if (ch.gpus != gpus_used) what += " (" + std::to_string(ch.gpus) + " GPUs)";
       if (what.size() < 34) what.resize(34, ' ');
       char concurrency[32];
       std::snprintf(concurrency, sizeof concurrency, "%.2fx", ch.prediction.max_concurrency);
       out += "  " + what + " " + util::with_commas(ch.prediction.kv_cache_tokens) + " tokens of KV cache, " + concurrency +
-             " at " + util::with_commas(ch.prediction.settings.max_model_len) + " tokens\n      " + ch.why + "\n";
+             " at " + util::with_commas(ch.prediction.settings.max_model_len) + " tokens\n      " + util::terminal_safe(ch.why) + "\n";
     }
   }
   return out;

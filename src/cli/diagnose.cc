@@ -13,6 +13,7 @@
 #include "headroom/diagnose.h"
 #include "headroom/gpu.h"
 #include "util/strings.h"
+#include "util/terminal_text.h"
 
 namespace headroom::cli {
 
@@ -48,17 +49,20 @@ std::string class_text(const Finding& f) {
 void print_text(const Diagnosis& d, bool color) {
   auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   auto red = [&](const std::string& s) { return color ? "\x1b[1;31m" + s + "\x1b[0m" : s; };
-  std::printf("%s: %s lines\n", d.source.c_str(), util::with_commas(d.lines).c_str());
+  // Log lines, paths, model names and what the rules quote from them came from outside: printed
+  // through terminal_safe, so a log cannot move the cursor, set a title or forge a line.
+  auto safe = [](const std::string& s, std::size_t max_bytes = 4096) { return util::terminal_safe(s, max_bytes); };
+  std::printf("%s: %s lines\n", safe(d.source).c_str(), util::with_commas(d.lines).c_str());
   if (!d.primary) {
     print_no_failure(d);
     return;
   }
   const Finding& f = *d.primary;
-  std::string cause = f.cause.empty() ? "" : " (cause: " + f.cause + ")";
+  std::string cause = f.cause.empty() ? "" : " (cause: " + safe(f.cause) + ")";
   std::printf("%s %s%s%s in phase %s, line %lld%s\n", red("failure:").c_str(), bold(class_text(f)).c_str(), cause.c_str(),
-              f.look_alike ? " (not an out-of-memory error)" : "", f.phase.c_str(), static_cast<long long>(f.line),
+              f.look_alike ? " (not an out-of-memory error)" : "", safe(f.phase).c_str(), static_cast<long long>(f.line),
               f.occurrences > 1 ? (" (" + std::to_string(f.occurrences) + " times)").c_str() : "");
-  std::printf("  %s\n", f.message.c_str());
+  std::printf("  %s\n", safe(f.message).c_str());
   if (f.title_cut) std::printf("  the error line is cut short: the class is read from what is left of it\n");
   std::printf("  phase from: %s%s\n", f.phase_basis.c_str(),
               f.phase_confidence ? (" (confidence " + util::fixed(*f.phase_confidence, 2) + ")").c_str() : "");
@@ -66,7 +70,7 @@ void print_text(const Diagnosis& d, bool color) {
     std::vector<std::string> parts;
     for (const auto& [k, v] : f.facts) parts.push_back(k + "=" + number_text(v));
     for (const auto& [k, v] : f.text_facts) parts.push_back(k + "=" + v);
-    std::printf("  facts: %s\n", util::join(parts, ", ").c_str());
+    std::printf("  facts: %s\n", safe(util::join(parts, ", ")).c_str());
   }
   const LoggedRun& r = d.run;
   std::vector<std::string> run;
@@ -79,7 +83,7 @@ void print_text(const Diagnosis& d, bool color) {
   if (r.weights_gib) run.push_back("weights " + util::fixed(*r.weights_gib, 2) + " GiB");
   if (r.activation_peak_gib) run.push_back("activation " + util::fixed(*r.activation_peak_gib, 2) + " GiB");
   if (r.kv_cache_gib) run.push_back("KV " + util::fixed(*r.kv_cache_gib, 2) + " GiB");
-  if (!run.empty()) std::printf("run: %s\n", util::join(run, ", ").c_str());
+  if (!run.empty()) std::printf("run: %s\n", safe(util::join(run, ", ")).c_str());
   if (!d.fixes.empty()) {
     std::printf("%s\n", bold("fixes:").c_str());
     int i = 0;
@@ -88,23 +92,23 @@ void print_text(const Diagnosis& d, bool color) {
       for (const auto& [flag, value] : s.changes) ch.push_back(flag == "ENV" ? value : (value.empty() ? flag : flag + " " + value));
       std::string what = ch.empty() ? s.action : util::join(ch, " ");
       if (what.empty()) continue;  // neither a flag nor an action: nothing the user can do with it
-      std::printf("  %d. %s  (confidence %.2f, %s)\n", ++i, what.c_str(),
+      std::printf("  %d. %s  (confidence %.2f, %s)\n", ++i, safe(what).c_str(),
                   s.confidence, s.basis.c_str());
-      std::printf("     why: %s\n", s.why.c_str());
-      if (!s.command.empty()) std::printf("     %s\n", s.command.c_str());
+      std::printf("     why: %s\n", safe(s.why).c_str());
+      if (!s.command.empty()) std::printf("     %s\n", safe(s.command).c_str());
     }
   }
   if (!d.dead_ends.empty()) {
     std::printf("%s\n", bold("dead ends:").c_str());
-    for (const auto& de : d.dead_ends) std::printf("  - %s: %s\n", de.action.c_str(), de.why_fails.c_str());
+    for (const auto& de : d.dead_ends) std::printf("  - %s: %s\n", safe(de.action).c_str(), safe(de.why_fails).c_str());
   }
-  for (const auto& n : d.notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& n : d.notes) std::printf("note: %s\n", safe(n).c_str());
   if (!d.findings.empty()) {
     std::printf("other findings:\n");
     for (const auto& o : d.findings)
-      std::printf("  line %lld: %s (%s)%s: %s\n", static_cast<long long>(o.line), class_text(o).c_str(), o.phase.c_str(),
+      std::printf("  line %lld: %s (%s)%s: %s\n", static_cast<long long>(o.line), class_text(o).c_str(), safe(o.phase).c_str(),
                   o.occurrences > 1 ? (" x" + std::to_string(o.occurrences)).c_str() : "",
-                  o.message.substr(0, 160).c_str());
+                  safe(o.message, 160).c_str());
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "headroom/report.h"
 #include "util/strings.h"
+#include "util/terminal_text.h"
 
 namespace headroom {
 
@@ -178,16 +179,19 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   const auto& s = p.settings;
   const auto& m = p.memory;
   auto line = [&](const std::string& l) { out += l + "\n"; };
+  // Text from outside (model ids, config fields, paths, GPU names, flag values, messages quoting
+  // them) can hold escape sequences and line breaks: it is printed through terminal_safe.
+  auto safe = [](const std::string& text) { return util::terminal_safe(text); };
   auto g = [](Bytes b) { return util::fixed(to_gib(b), 2); };
   std::string where = std::string(to_string(model.source));
-  if (!model.location.empty() && model.location != where) where += ": " + model.location;
-  line("model   " + model.id + "  (" + model.architecture + ", " + where + ")");
+  if (!model.location.empty() && model.location != where) where += ": " + safe(model.location);
+  line("model   " + safe(model.id) + "  (" + safe(model.architecture) + ", " + where + ")");
   if (model.quantization && !model.quantization->guessed_from.empty())
-    line("quant   " + model.quantization->method +
+    line("quant   " + safe(model.quantization->method) +
          (model.quantization->bits > 0 ? " " + std::to_string(model.quantization->bits) + "-bit" : std::string()) +
-         "  (a guess from " + model.quantization->guessed_from +
+         "  (a guess from " + safe(model.quantization->guessed_from) +
          ": the checkpoint's quantization config was not read; no failure is asserted from it)");
-  std::string gpu_line = "gpu     " + std::to_string(p.gpus_used) + " × " + gpus.gpu.name + "  (" + g(gpus.gpu.total_bytes) +
+  std::string gpu_line = "gpu     " + std::to_string(p.gpus_used) + " × " + safe(gpus.gpu.name) + "  (" + g(gpus.gpu.total_bytes) +
                          " GiB as CUDA reports it";
   if (gpus.free_bytes) gpu_line += ", " + g(*gpus.free_bytes) + " GiB free now";
   line(gpu_line + ")");
@@ -195,9 +199,9 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
        std::to_string(s.pipeline_parallel_size) + (s.data_parallel_size > 1 ? " dp=" + std::to_string(s.data_parallel_size) : "") +
        " max_model_len=" + std::to_string(s.max_model_len) + " gpu_memory_utilization=" + util::fixed(s.gpu_memory_utilization, 2) +
        " max_num_seqs=" + std::to_string(s.max_num_seqs) + " max_num_batched_tokens=" + std::to_string(s.max_num_batched_tokens) +
-       " dtype=" + s.dtype + " kv_cache_dtype=" + s.kv_cache_dtype + (s.quantization.empty() ? "" : " quantization=" + s.quantization) +
+       " dtype=" + safe(s.dtype) + " kv_cache_dtype=" + safe(s.kv_cache_dtype) + (s.quantization.empty() ? "" : " quantization=" + safe(s.quantization)) +
        (s.enforce_eager ? " enforce_eager" : ""));
-  if (!p.modelled_with.empty()) line("rules   " + p.modelled_with);
+  if (!p.modelled_with.empty()) line("rules   " + safe(p.modelled_with));
   line("");
   line("per GPU                             GiB   source");
   auto row = [&](const std::string& name, Bytes b, const std::string& src) {
@@ -209,7 +213,7 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
     if (chars < 31) n += std::string(31 - chars, ' ');
     std::string v = g(b);
     std::string l = "  " + n + std::string(v.size() < 8 ? 8 - v.size() : 0, ' ') + v;
-    line(src.empty() ? l : l + "   " + src);
+    line(src.empty() ? l : l + "   " + safe(src));
   };
   row("total", m.total, "");
   row("budget (total × utilization)", m.budget, "");
@@ -229,11 +233,11 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
                                      p.failure->phase != "model-construction");
   if (kv_sized) {
   line("kv cache  " + util::with_commas(p.kv_cache_tokens) + " tokens in " + util::with_commas(p.num_gpu_blocks) +
-       " blocks of " + std::to_string(p.kv.block_size) + " (" + p.kv.description + ")");
+       " blocks of " + std::to_string(p.kv.block_size) + " (" + safe(p.kv.description) + ")");
   if (p.uncertainty) {
     line("          range " + util::with_commas(p.uncertainty->kv_tokens_low) + " to " +
          util::with_commas(p.uncertainty->kv_tokens_high) + " tokens, outside what the calibration covers:");
-    for (const auto& r : p.uncertainty->reasons) line("            " + r);
+    for (const auto& r : p.uncertainty->reasons) line("            " + safe(r));
   }
   line("          max concurrency at " + util::with_commas(s.max_model_len) + " tokens: " + util::fixed(p.max_concurrency, 2) + "x");
   // vLLM refuses requests longer than max_model_len, whatever the KV cache could hold: a longer
@@ -250,10 +254,10 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   if (p.starts) {
     line(paint("verdict: starts", "32;1", style));
   } else {
-    line(paint("verdict: fails at " + p.failure->phase + " (" + p.failure->error_class + ")", "31;1", style));
-    line("  vLLM would say: " + p.failure->message);
+    line(paint("verdict: fails at " + safe(p.failure->phase) + " (" + safe(p.failure->error_class) + ")", "31;1", style));
+    line("  vLLM would say: " + safe(p.failure->message));
   }
-  for (const auto& n : p.notes) line("note: " + n);
+  for (const auto& n : p.notes) line("note: " + safe(n));
   return out;
 }
 
