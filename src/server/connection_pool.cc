@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -62,8 +63,27 @@ ConnectionPool::~ConnectionPool() {
   if (m_wake >= 0) close(m_wake);
 }
 
+// A body is waited for in the kernel's receive queue, unread: the queue must hold the head and the
+// whole body. SO_RCVBUF on the listening socket (inherited by each accepted one) asks for room;
+// the kernel grants at most net.core.rmem_max (reported doubled), and a socket holds about what
+// it reports. Bodies that do not fit are waited for by their first bytes only.
+void ConnectionPool::fit_whole_body_to_receive_buffer(int listen_fd) {
+  HeadLimits& l = m_options.head;
+  if (l.whole_body_bytes <= l.body_prefix_bytes) return;
+  int wanted = static_cast<int>(std::min<std::size_t>(l.whole_body_bytes + peek_bytes(l), 1 << 30));
+  setsockopt(listen_fd, SOL_SOCKET, SO_RCVBUF, &wanted, sizeof wanted);
+  int granted = 0;
+  socklen_t len = sizeof granted;
+  if (getsockopt(listen_fd, SOL_SOCKET, SO_RCVBUF, &granted, &len) != 0) granted = 0;
+  // Three quarters of the report: what a socket held in measurements (Linux 6.x: 4,157,575 of 4,194,304).
+  const std::size_t room = static_cast<std::size_t>(std::max(granted, 0)) / 4 * 3;
+  const std::size_t head = peek_bytes(l) - l.body_prefix_bytes;
+  l.whole_body_bytes = std::max(l.body_prefix_bytes, std::min(l.whole_body_bytes, room > head ? room - head : 0));
+}
+
 void ConnectionPool::run(int listen_fd) {
   m_listen_fd = listen_fd;
+  fit_whole_body_to_receive_buffer(listen_fd);
   for (int i = 0; i < m_options.threads; ++i) m_threads.emplace_back([this] { work(); });
   std::thread reception([this] { watch(); });
   while (!m_stopping) {
@@ -159,10 +179,16 @@ void ConnectionPool::watch() {
 }
 
 void ConnectionPool::on_readable(int fd, unsigned events, std::vector<char>& buffer) {
+  std::size_t wanted = 0;
   {
     std::lock_guard lock(m_mutex);
-    if (!m_pending.contains(fd)) return;
+    auto it = m_pending.find(fd);
+    if (it == m_pending.end()) return;
+    wanted = it->second.wanted;
   }
+  // The head was read before: only the count of bytes queued is compared, in constant time
+  // however the body trickles in.
+  if (wanted > 0) return await_body(fd, events, wanted);
   ssize_t n = recv(fd, buffer.data(), buffer.size(), MSG_PEEK | MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
   if (n <= 0) {  // closed before a request, or reset
@@ -184,10 +210,23 @@ void ConnectionPool::on_readable(int fd, unsigned events, std::vector<char>& buf
     case HeadVerdict::incomplete: break;
   }
   if (head.head_bytes > 0) {
-    std::lock_guard lock(m_mutex);
-    if (auto it = m_pending.find(fd); it != m_pending.end()) it->second.head_done = true;
+    {
+      std::lock_guard lock(m_mutex);
+      if (auto it = m_pending.find(fd); it != m_pending.end()) it->second.head_done = true, it->second.wanted = head.wanted_bytes;
+    }
+    return await_body(fd, events, head.wanted_bytes);
   }
   // The client closed its side with half a request: nothing more will come.
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+    epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
+    release(fd);
+  }
+}
+
+// The head is here; the body is once the socket holds `wanted` bytes (head included).
+void ConnectionPool::await_body(int fd, unsigned events, std::size_t wanted) {
+  int queued = 0;
+  if (ioctl(fd, FIONREAD, &queued) == 0 && queued >= 0 && static_cast<std::size_t>(queued) >= wanted) return hand_over(fd);
   if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
     epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
     release(fd);

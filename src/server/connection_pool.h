@@ -1,8 +1,9 @@
 // The server's connections, from accept to close. A connection reaches one of the `threads`
-// workers only once its request head (and a small body, or the first 32 KiB of a larger one) is
-// in the socket's buffer: until then one reception thread watches it (epoll, edge-triggered,
-// MSG_PEEK, so the bytes stay for cpp-httplib to parse), with one deadline for the whole head. A
-// slow or silent client therefore holds no worker. Past `max_connections` in all, or
+// workers only once its request head and its body (a JSON body whole, up to HeadLimits::
+// whole_body_bytes; the first 32 KiB of a larger upload) are in the socket's buffer: until then
+// one reception thread watches it (epoll, edge-triggered; MSG_PEEK for the head and FIONREAD for
+// the body, so the bytes stay for cpp-httplib to parse), with one deadline for the head and one
+// for the request. A slow, silent or trickling client therefore holds no worker. Past `max_connections` in all, or
 // `max_client_connections` from one address, a connection is answered 503 with Retry-After at
 // once, without reading it.
 #pragma once
@@ -28,7 +29,7 @@ struct PoolOptions {
   int max_connections = 64;
   int max_client_connections = 16;
   std::chrono::milliseconds head_timeout{10000};     // request line and headers, from accept
-  std::chrono::milliseconds request_timeout{60000};  // the same and the body's first bytes (HeadLimits)
+  std::chrono::milliseconds request_timeout{60000};  // the same and the body (HeadLimits)
   HeadLimits head;
 };
 
@@ -52,12 +53,15 @@ class ConnectionPool {
   struct Pending {
     std::chrono::steady_clock::time_point accepted;
     bool head_done = false;  // the headers are here; the body is not yet
+    std::size_t wanted = 0;  // bytes to wait for once the head is known (HeadCheck::wanted_bytes)
   };
   void admit(int fd, std::string client);
   void watch();
   void on_readable(int fd, unsigned events, std::vector<char>& buffer);
+  void await_body(int fd, unsigned events, std::size_t wanted);
   void expire(std::chrono::steady_clock::time_point now);
   void hand_over(int fd);
+  void fit_whole_body_to_receive_buffer(int listen_fd);
   void refuse(int fd, int status, const std::string& code, const std::string& message);
   void drain(int fd);
   void release(int fd);

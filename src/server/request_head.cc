@@ -17,7 +17,7 @@ bool starts_with_nocase(std::string_view line, std::string_view prefix) {
   return true;
 }
 
-// The value of a "Content-Length: N" line, capped at `cap` (a longer body waits for `cap` bytes).
+// The value of a "Content-Length: N" line, capped at `cap`.
 std::size_t content_length(std::string_view line, std::size_t cap) {
   std::size_t i = line.find(':') + 1, n = 0;
   while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -63,13 +63,15 @@ HeadCheck inspect_head(std::string_view bytes, const HeadLimits& limits) {
       out.verdict = HeadVerdict::too_many_headers;
       return out;
     }
-    if (starts_with_nocase(line, "content-length:")) body = content_length(line, limits.body_prefix_bytes);
+    if (starts_with_nocase(line, "content-length:"))
+      body = content_length(line, std::max(limits.whole_body_bytes, limits.body_prefix_bytes) + 1);
     if (starts_with_nocase(line, "transfer-encoding:")) chunked = true;
   }
   out.head_bytes = pos;
   // A chunked body is not waited for: its size is not known up front.
-  std::size_t wanted = pos + (chunked ? 0 : std::min(body, limits.body_prefix_bytes));
-  if (bytes.size() >= wanted) out.verdict = HeadVerdict::ready;
+  const std::size_t waited = chunked ? 0 : body <= limits.whole_body_bytes ? body : std::min(body, limits.body_prefix_bytes);
+  out.wanted_bytes = pos + waited;
+  if (bytes.size() >= out.wanted_bytes) out.verdict = HeadVerdict::ready;
   return out;
 }
 

@@ -204,6 +204,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& o) {
   pool.max_client_connections = o.max_client_connections;
   pool.head_timeout = std::chrono::seconds(o.read_timeout_s);
   pool.request_timeout = std::chrono::seconds(o.request_timeout_s);
+  pool.head.whole_body_bytes = o.max_body_bytes;  // JSON bodies arrive whole before a worker reads them
   impl.pool = std::make_unique<server::ConnectionPool>(
       pool, [&impl](int fd) { server::httplib_access::process_and_close(impl.http, fd); },
       [&impl](int status, const std::string& code) { impl.metrics.observe("other", status, 0.0, code); });

@@ -22,6 +22,22 @@ TEST(RequestHead, WaitsForASmallBodyAnnouncedByContentLength) {
   EXPECT_EQ(done.head_bytes, head.size());
 }
 
+// A JSON body (at most whole_body_bytes) reaches a worker whole: one that trickles in after its
+// first 32 KiB is the reception's to time out, not a worker's.
+TEST(RequestHead, WaitsForTheWholeOfABodyUpToTheLimit) {
+  HeadLimits l = limits();
+  l.whole_body_bytes = 100000;
+  std::string head = "POST /v1/check HTTP/1.1\r\nContent-Length: 100000\r\n\r\n";
+  auto partial = inspect_head(head + std::string(l.body_prefix_bytes + 10, 'x'), l);
+  EXPECT_EQ(partial.verdict, HeadVerdict::incomplete);
+  EXPECT_EQ(partial.head_bytes, head.size());
+  EXPECT_EQ(partial.wanted_bytes, head.size() + 100000);
+  EXPECT_EQ(inspect_head(head + std::string(100000, 'x'), l).verdict, HeadVerdict::ready);
+  // One byte over the limit: an upload, waited for by its first bytes.
+  std::string upload = "POST /v1/diagnose HTTP/1.1\r\nContent-Length: 100001\r\n\r\n";
+  EXPECT_EQ(inspect_head(upload + std::string(l.body_prefix_bytes, 'x'), l).wanted_bytes, upload.size() + l.body_prefix_bytes);
+}
+
 TEST(RequestHead, WaitsForOnlyTheFirstBytesOfALargeBody) {
   HeadLimits l = limits();
   l.body_prefix_bytes = 4;

@@ -219,6 +219,41 @@ normal_check("with one client over its limit")
 for s in many:
     s.close()
 
+# ---- bodies that trickle in after their first 32 KiB hold no worker ----
+# More connections than the server's 4 workers, each with a whole head, 40,000 of its 100,000 body
+# bytes, then a byte every 0.5 s: the reception waits for the whole body, the workers stay free,
+# and each is answered 408 when --request-timeout (4 s) passes.
+head = b"POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+bodies = [raw("127.0.0.5", head + b" " * 40000) for _ in range(6)]
+body_stop = threading.Event()
+
+
+def trickle_bodies():
+    while not body_stop.is_set():
+        for s in bodies:
+            try:
+                s.sendall(b" ")
+            except OSError:
+                pass
+        body_stop.wait(0.5)
+
+
+bt = threading.Thread(target=trickle_bodies)
+bt.start()
+time.sleep(0.5)
+for i in range(3):
+    normal_check(f"under trickling bodies {i}")
+timeouts = 0
+for s in bodies:
+    answer = read_answer(s, 4096)
+    timeouts += answer.startswith(b"HTTP/1.1 408")
+body_stop.set()
+bt.join()
+for s in bodies:
+    s.close()
+print(f"trickling bodies: {timeouts} of {len(bodies)} answered 408 by the reception", flush=True)
+expect(f"trickling bodies answered 408 at the request deadline ({timeouts} of {len(bodies)})", timeouts == len(bodies))
+
 # ---- header floods: refused early, memory bounded ----
 flood_answers = []
 
