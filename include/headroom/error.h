@@ -17,6 +17,20 @@ enum class ErrorCode {
   internal,
 };
 
+// The code's name as the API and the Python package report it: "invalid_argument", "not_found", ...
+inline const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return "invalid_argument";
+    case ErrorCode::not_found: return "not_found";
+    case ErrorCode::parse_error: return "parse_error";
+    case ErrorCode::io_error: return "io_error";
+    case ErrorCode::unsupported: return "unsupported";
+    case ErrorCode::unavailable: return "unavailable";
+    case ErrorCode::internal: return "internal";
+  }
+  return "internal";
+}
+
 struct Error {
   ErrorCode code = ErrorCode::internal;
   std::string message;  // what was expected and what was found

@@ -6,19 +6,6 @@ namespace headroom::python {
 
 namespace {
 
-const char* code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::not_found: return "not_found";
-    case ErrorCode::parse_error: return "parse_error";
-    case ErrorCode::io_error: return "io_error";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::unavailable: return "unavailable";
-    case ErrorCode::internal: return "internal";
-  }
-  return "internal";
-}
-
 // Which Python class an error becomes: a name the catalogue and the Hub do not know is
 // UnknownModel, a GPU name the catalogue does not hold UnknownGpu, a Hub that cannot be reached or
 // refuses HubError, a value the user gave InvalidArgument; the rest Error.
@@ -36,7 +23,7 @@ std::string kind_of(const Error& e, Step step) {
 }  // namespace
 
 LibraryError::LibraryError(const Error& e, Step step)
-    : std::runtime_error(e.to_string()), kind(kind_of(e, step)), code(code_name(e.code)), message(e.message), where(e.where) {}
+    : std::runtime_error(e.to_string()), kind(kind_of(e, step)), code(to_string(e.code)), message(e.message), where(e.where) {}
 
 void register_errors(py::module_& m) {
   // Never destroyed: the interpreter may be gone when static destructors run.

@@ -10,19 +10,6 @@ namespace headroom::server {
 
 namespace {
 
-const char* code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::not_found: return "not_found";
-    case ErrorCode::parse_error: return "parse_error";
-    case ErrorCode::io_error: return "io_error";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::unavailable: return "unavailable";
-    case ErrorCode::internal: return "internal";
-  }
-  return "internal";
-}
-
 int status_for(ErrorCode code) {
   switch (code) {
     case ErrorCode::parse_error: return 400;
@@ -55,7 +42,7 @@ std::string api_field(const std::string& where) {
 }  // namespace
 
 ApiError from_library(const Error& error) {
-  return {status_for(error.code), code_name(error.code), error.message, api_field(error.where)};
+  return {status_for(error.code), to_string(error.code), error.message, api_field(error.where)};
 }
 
 // Every error body passes here: a database URL in a message or location loses its password.

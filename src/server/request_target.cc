@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "headroom/gpu.h"
+#include "headroom/gpu_setup.h"
 #include "headroom/hub.h"
 #include "headroom/gpu_probe.h"
 #include "headroom/units.h"
@@ -95,69 +96,21 @@ ApiResult<ModelSpec> load_requested_model(const std::string& ref, const ServerOp
 
 bool target_is_static(const TargetRequest& t) { return t.gpu_memory_gib || !(t.gpu.empty() || t.gpu == "auto"); }
 
-ApiResult<GpuSetup> resolve_target_gpus(const TargetRequest& given, int needed, const ServerOptions& options,
+ApiResult<GpuSetup> resolve_target_gpus(const TargetRequest& t, int needed, const ServerOptions& options,
                                         std::vector<std::string>& warnings) {
-  auto fail = [](const std::string& message, const std::string& where) {
-    return tl::unexpected(ApiError{422, "invalid_argument", message, where});
-  };
-  // "gpu": "2xA100" or "H100:8" names the count too.
-  TargetRequest t = given;
-  if (auto counted = split_gpu_count(given.gpu); counted.count > 0) {
-    if (given.gpus > 0 && given.gpus != counted.count)
-      return fail("\"" + given.gpu + "\" means " + std::to_string(counted.count) + " GPUs but \"gpus\" says " +
-                      std::to_string(given.gpus) + ": give the count once",
-                  "gpu");
-    t.gpu = counted.name;
-    t.gpus = counted.count;
-  }
-  if (t.used_gib && t.free_gib) return fail("\"used_gib\" and \"free_gib\" describe the same memory: give one of them", "used_gib");
-  GpuSetup setup;
-  setup.nodes = std::max(1, t.nodes);
-  if (t.gpu_memory_gib) {
-    if (*t.gpu_memory_gib <= 0) return fail("must be a positive number of GiB", "gpu_memory_gib");
-    setup.gpu = custom_gpu(*t.gpu_memory_gib);
-  } else if (t.gpu.empty() || t.gpu == "auto") {
-    if (!options.live_gpus)
-      return tl::unexpected(ApiError{422, "invalid_argument",
-                                     "no GPU given: name one with \"gpu\" (GET /v1/gpus lists the catalogue) or give its memory "
-                                     "with \"gpu_memory_gib\" (this server does not offer its own GPUs: --live-gpus)",
-                                     "gpu"});
-    auto inventory = probe_gpus();
-    if (!inventory) return fail("no GPU given and none found on the server (" + inventory.error().message + ")", "gpu");
-    for (const auto& w : inventory->warnings) warnings.push_back(w);
-    int count = t.gpus > 0 ? t.gpus : needed > 0 ? needed : static_cast<int>(usable_gpus(*inventory).size());
-    auto live = gpu_setup_from_inventory(*inventory, std::max(1, count), &warnings);
-    if (!live) return tl::unexpected(from_library(live.error()));
-    live->nodes = setup.nodes;
-    setup = *live;
-    if (t.used_gib || t.free_gib) {
-      Bytes free = t.free_gib ? from_gib(*t.free_gib) : setup.gpu.total_bytes - from_gib(*t.used_gib);
-      if (free <= 0 || free > setup.gpu.total_bytes)
-        return fail("free memory must be between 0 and the GPU's total", t.free_gib ? "free_gib" : "used_gib");
-      setup.free_bytes = free;
-      setup.memory_holders.clear();
-    }
-    return setup;
-  } else {
-    auto gpu = GpuCatalog::builtin().find(t.gpu);
-    if (!gpu) {
-      auto e = from_library(gpu.error());
-      e.where = "gpu";
-      return tl::unexpected(e);
-    }
-    setup.gpu = *gpu;
-  }
-  setup.count = t.gpus > 0 ? t.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
-  if (t.used_gib || t.free_gib) {
-    Bytes free = t.free_gib ? from_gib(*t.free_gib) : setup.gpu.total_bytes - from_gib(*t.used_gib);
-    if (free <= 0 || free > setup.gpu.total_bytes)
-      return fail("free memory must be between 0 and the GPU's " + std::to_string(setup.gpu.total_gib()) + " GiB",
-                  t.free_gib ? "free_gib" : "used_gib");
-    setup.free_bytes = free;
-    if (t.used_gib)
-      setup.memory_holders.push_back("other processes hold " + std::to_string(*t.used_gib).substr(0, 4) + " GiB on each GPU (--used-gib)");
-  }
-  return setup;
+  // The server's policy first; the rest is gpu_setup.cc's, with the request's member names.
+  if (t.used_gib && t.free_gib)
+    return tl::unexpected(ApiError{422, "invalid_argument",
+                                   "\"used_gib\" and \"free_gib\" describe the same memory: give one of them", "used_gib"});
+  const bool live = !t.gpu_memory_gib && (t.gpu.empty() || t.gpu == "auto");
+  if (live && !options.live_gpus)
+    return tl::unexpected(ApiError{422, "invalid_argument",
+                                   "no GPU given: name one with \"gpu\" (GET /v1/gpus lists the catalogue) or give its memory "
+                                   "with \"gpu_memory_gib\" (this server does not offer its own GPUs: --live-gpus)",
+                                   "gpu"});
+  auto setup = resolve_gpu_setup(t, needed, warnings, TargetFieldNames::json());
+  if (!setup) return tl::unexpected(from_library(setup.error()));
+  return std::move(*setup);
 }
 
 ApiResult<VllmVersion> resolve_target_version(const TargetRequest& t) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "headroom/gpu_probe.h"
+#include "headroom/gpu_setup.h"
 
 namespace headroom {
 namespace {
@@ -121,6 +122,34 @@ TEST(CudaFreeBytes, IsNvmlFreeCappedByTheCudaTotal) {
   EXPECT_EQ(cuda_free_bytes(g), g.free_bytes);
   g.cuda_total_bytes = 100 * k_mib;
   EXPECT_EQ(cuda_free_bytes(g), 100 * k_mib);
+}
+
+// The API resolves its targets through the same code with the request's member names: an answer
+// names "used_gib", not the CLI's --used-gib.
+TEST(ResolveGpuSetup, NamesTheFieldsAsTheCallerSpellsThem) {
+  TargetRequest t;
+  t.gpu = "H100";
+  t.used_gib = 10.0;
+  std::vector<std::string> warnings;
+  auto cli = resolve_gpu_setup(t, 1, warnings);
+  ASSERT_TRUE(cli) << cli.error().to_string();
+  ASSERT_EQ(cli->memory_holders.size(), 1u);
+  EXPECT_EQ(cli->memory_holders[0], "other processes hold 10.0 GiB on each GPU (--used-gib)");
+  auto api = resolve_gpu_setup(t, 1, warnings, TargetFieldNames::json());
+  ASSERT_TRUE(api) << api.error().to_string();
+  EXPECT_EQ(api->memory_holders[0], "other processes hold 10.0 GiB on each GPU (\"used_gib\")");
+
+  t.gpu = "2xH100";
+  t.gpus = 3;
+  auto mismatch = resolve_gpu_setup(t, 1, warnings, TargetFieldNames::json());
+  ASSERT_FALSE(mismatch);
+  EXPECT_EQ(mismatch.error().to_string(), "gpu: '2xH100' means 2 GPUs but \"gpus\" says 3: give the count once");
+  t.gpu = "H100";
+  t.gpus = 0;
+  t.used_gib = 1000.0;
+  auto too_much = resolve_gpu_setup(t, 1, warnings, TargetFieldNames::json());
+  ASSERT_FALSE(too_much);
+  EXPECT_EQ(too_much.error().where, "used_gib");
 }
 
 }  // namespace
