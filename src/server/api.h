@@ -7,10 +7,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "headroom/knowledge_base.h"
+#include "headroom/model.h"
+#include "headroom/plan.h"
+#include "headroom/vllm_engine.h"
+#include "headroom/vllm_version.h"
 #include "headroom/server.h"
 #include "server/api_error.h"
 #include "server/diagnoser_pool.h"
@@ -36,6 +41,22 @@ using BodyReader = std::function<bool(const std::function<bool(const char*, std:
 
 ApiResponse api_check(ApiContext& ctx, std::string_view body);
 ApiResponse api_plan(ApiContext& ctx, std::string_view body);
+
+// api_plan's two steps: the request checked and resolved (parse, range checks, goal, cache, vLLM
+// version, model, GPUs), then the search and its document. prepare_plan answers errors and cached
+// answers itself (the optional is set) and otherwise fills `out` for answer_plan.
+struct PreparedPlan {
+  HistoryCache::Snapshot history;
+  bool cacheable = false;
+  std::string cache_key;
+  VllmVersion version;
+  ModelSpec model;
+  GpuSetup gpus;
+  PlanRequest request;
+  std::vector<std::string> from_command;
+};
+std::optional<ApiResponse> prepare_plan(ApiContext& ctx, std::string_view body, PreparedPlan& out);
+ApiResponse answer_plan(ApiContext& ctx, PreparedPlan& prepared);
 ApiResponse api_gpus(ApiContext& ctx, const Query& query);
 ApiResponse api_models(ApiContext& ctx, const Query& query);
 ApiResponse api_history(ApiContext& ctx);

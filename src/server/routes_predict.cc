@@ -55,7 +55,7 @@ ApiResponse api_check(ApiContext& ctx, std::string_view body) {
   return json_response(out);
 }
 
-ApiResponse api_plan(ApiContext& ctx, std::string_view body) {
+std::optional<ApiResponse> prepare_plan(ApiContext& ctx, std::string_view body, PreparedPlan& out) {
   auto parsed = parse_plan_request(body);
   if (!parsed) return error_response(from_library(parsed.error()));
   PlanApiRequest req = parsed->request;
@@ -74,22 +74,25 @@ ApiResponse api_plan(ApiContext& ctx, std::string_view body) {
                              "gpus_per_node"});
     req.target.gpus = *req.gpus_per_node;
   }
-  auto history = ctx.history.get();
-  bool cacheable = target_is_static(req.target);
-  std::string key = cacheable ? cache_key("plan", history.fingerprint, parsed->canonical) : "";
-  if (cacheable)
-    if (auto hit = ctx.cache.get(key)) return json_response(*hit);
+  out.history = ctx.history.get();
+  out.cacheable = target_is_static(req.target);
+  out.cache_key = out.cacheable ? cache_key("plan", out.history.fingerprint, parsed->canonical) : "";
+  if (out.cacheable)
+    if (auto hit = ctx.cache.get(out.cache_key)) return json_response(*hit);
 
   auto version = resolve_target_version(req.target);
   if (!version) return error_response(version.error());
+  out.version = *version;
   auto model = load_requested_model(req.model, ctx.options);
   if (!model) return error_response(model.error());
+  out.model = std::move(*model);
   std::vector<std::string> warnings;
   // 0: every live GPU when probing; one catalogue GPU per node unless "gpus" says more (as `plan`).
   auto gpus = resolve_target_gpus(req.target, 0, ctx.options, warnings);
   if (!gpus) return error_response(gpus.error());
+  out.gpus = std::move(*gpus);
 
-  PlanRequest request;
+  PlanRequest& request = out.request;
   request.context_tokens = req.context;
   request.concurrency = req.concurrency;
   request.goal = *goal;
@@ -97,17 +100,28 @@ ApiResponse api_plan(ApiContext& ctx, std::string_view body) {
   request.allow_fp8_kv = req.allow_fp8_kv;
   request.allow_eager = req.allow_eager;
   if (req.margin_gib) request.safety_margin_bytes = from_gib(*req.margin_gib);
-  request.history = history.records.get();
-  auto plan = make_plan(*model, *gpus, request, *version);
+  request.history = out.history.records.get();
+  out.from_command = req.from_command;
+  return std::nullopt;
+}
+
+ApiResponse answer_plan(ApiContext& ctx, PreparedPlan& prepared) {
+  auto plan = make_plan(prepared.model, prepared.gpus, prepared.request, prepared.version);
   if (!plan) return error_response(from_library(plan.error()));
-  if (!req.from_command.empty()) {
+  if (!prepared.from_command.empty()) {
     std::string line;
-    for (const auto& t : req.from_command) line += (line.empty() ? "" : "; ") + t;
+    for (const auto& t : prepared.from_command) line += (line.empty() ? "" : "; ") + t;
     plan->explanation.insert(plan->explanation.begin(), "from the command: " + line);
   }
-  std::string out = plan_to_json(*model, *plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (cacheable) ctx.cache.put(key, out);
+  std::string out = plan_to_json(prepared.model, *plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (prepared.cacheable) ctx.cache.put(prepared.cache_key, out);
   return json_response(out);
+}
+
+ApiResponse api_plan(ApiContext& ctx, std::string_view body) {
+  PreparedPlan prepared;
+  if (auto answered = prepare_plan(ctx, body, prepared)) return std::move(*answered);
+  return answer_plan(ctx, prepared);
 }
 
 }  // namespace headroom::server

@@ -78,9 +78,12 @@ std::vector<std::string> closest_matches(std::string_view query, const std::vect
   std::vector<Scored> scored;
   for (const auto& c : candidates) {
     std::string lc = to_lower(c);
-    std::size_t d = edit_distance(q, lc);
     bool contains = !q.empty() && (lc.find(q) != std::string::npos || q.find(lc) != std::string::npos);
     std::size_t limit = std::max<std::size_t>(2, std::max(lc.size(), q.size()) / 3);
+    // The distance is at least the difference in length: past the limit, nothing to compute.
+    const std::size_t length_gap = lc.size() > q.size() ? lc.size() - q.size() : q.size() - lc.size();
+    if (!contains && length_gap > limit) continue;
+    std::size_t d = edit_distance(q, lc);
     if (contains) d = std::min(d, limit);  // substring hits always qualify
     if (d <= limit) scored.push_back({d, c});
   }
