@@ -50,7 +50,10 @@ for len in 4096 8192 32768 2048 16384; do
   for gpu in H100 A100-80GB L40S 4090 A10; do
     for id in $ids; do echo "check $id --gpu $gpu --max-model-len $len"; done
   done
-done | head -n 1000 >"$cases"
+done >"$cases.all"
+# (head on the loop's pipe would end the loop with SIGPIPE, which pipefail makes the script's exit)
+head -n 1000 "$cases.all" >"$cases"
+rm -f "$cases.all"
 n=$(wc -l <"$cases")
 t0=$(date +%s%N)
 # xargs answers 123 when some check exited 1 to 125: 3 (does not fit) and 1 (a catalogue line
