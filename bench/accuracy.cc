@@ -106,6 +106,25 @@ std::string quantization_flag(const json& r, const ModelSpec& model) {
   return "";  // checkpoint quantisation is read from the model itself
 }
 
+// vLLM flags the row's `other_flags` names in command-line form ("--kv-cache-memory-bytes 12G;
+// --language-model-only"): those that change the memory accounting. Others are left to the
+// version's defaults, as the README of the calibration set says for null fields.
+void apply_other_flags(const std::string& other, VllmFlags& flags) {
+  static const std::regex k_kv_bytes(R"(--kv-cache-memory(?:-bytes)?[ =]([0-9.]+[KMGTkmgt]?))");
+  static const std::regex k_limit(R"(--limit-mm-per-prompt[ =]'?(\{[^}]*\}))");
+  std::smatch m;
+  if (std::regex_search(other, m, k_kv_bytes))
+    if (auto b = parse_human_bytes(m[1].str())) flags.kv_cache_memory_bytes = *b;
+  if (other.find("--language-model-only") != std::string::npos) flags.language_model_only = true;
+  if (other.find("--skip-mm-profiling") != std::string::npos) flags.skip_mm_profiling = true;
+  if (std::regex_search(other, m, k_limit)) {
+    auto j = util::parse_json(m[1].str(), "--limit-mm-per-prompt");
+    if (j && j->is_object())
+      for (auto& [k, v] : j->items())
+        if (v.is_number_integer()) flags.limit_mm_per_prompt[k] = v.get<int>();
+  }
+}
+
 // The catalogue row of the row's GPU: `gpu_catalog` when the row names it, else `gpu_name` without
 // its parenthesised remarks and a leading "8x ".
 std::optional<GpuSpec> catalog_gpu(const json& r) {
@@ -252,7 +271,9 @@ int main(int argc, char** argv) {
     if (auto v = num(r, "block_size")) flags.block_size = static_cast<int>(*v);
     std::string dtype = str(r, "dtype");
     if (!dtype.empty() && dtype != "auto") flags.dtype = dtype;
+    // "fp8 (from checkpoint kv_cache_quant_algo FP8)": the dtype is the first word.
     std::string kv = str(r, "kv_cache_dtype");
+    kv = kv.substr(0, kv.find(' '));
     if (!kv.empty() && kv != "auto") flags.kv_cache_dtype = kv;
     if (r.contains("enforce_eager") && r["enforce_eager"].is_boolean()) flags.enforce_eager = r["enforce_eager"].get<bool>();
     if (r.contains("enable_prefix_caching") && r["enable_prefix_caching"].is_boolean())
@@ -261,6 +282,7 @@ int main(int argc, char** argv) {
     // Rows from `vllm serve` unless the source says LLM(...).
     std::string other = str(r, "other_flags") + " " + str(r, "notes");
     if (other.find("LLM(") != std::string::npos) flags.usage_context = UsageContext::llm_class;
+    apply_other_flags(str(r, "other_flags"), flags);
     if (other.find("enable_expert_parallel=True") != std::string::npos || other.find("--enable-expert-parallel") != std::string::npos)
       flags.enable_expert_parallel = true;
 

@@ -193,6 +193,11 @@ struct ModelSpec {
   std::optional<AttentionShape> full_attention_shape;     // Gemma 4 global layers (global_head_dim, num_global_key_value_heads)
   std::optional<AttentionShape> sliding_attention_shape;  // MiMo-V2-Flash sliding layers (swa_*)
   int num_kv_shared_layers = 0;              // Gemma 4 / 3n: the last N layers reuse earlier layers' KV cache
+  // Gemma 4 / 3n per-layer inputs (PLE): an embedding table of vocab_size_per_layer_input rows ×
+  // (layers × hidden_size_per_layer_input) beside the token embedding; 0 when the model has none.
+  int hidden_size_per_layer_input = 0;
+  std::int64_t vocab_size_per_layer_input = 0;
+  bool double_wide_mlp = false;              // Gemma 4 use_double_wide_mlp: KV-shared layers' MLPs are 2 × intermediate
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::optional<HybridConfig> hybrid;

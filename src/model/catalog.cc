@@ -306,7 +306,8 @@ void expand_summaries(const json& line, json& text) {
 json to_config(const json& line) {
   static const char* k_text_keys[] = {"num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads",
                                       "num_key_value_heads", "head_dim", "vocab_size", "max_position_embeddings",
-                                      "rope_theta", "rope_scaling", "sliding_window", "tie_word_embeddings"};
+                                      "rope_theta", "rope_scaling", "sliding_window", "tie_word_embeddings",
+                                      "hidden_size_per_layer_input", "vocab_size_per_layer_input", "use_double_wide_mlp"};
   json text = json::object();
   for (const char* k : k_text_keys)
     if (!is_null_or_missing(line, k)) text[k] = line[k];

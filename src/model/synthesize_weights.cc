@@ -611,6 +611,23 @@ void add_vision(Builder& b, const ModelSpec& m) {
 
 }  // namespace
 
+// Gemma 4 / 3n per-layer inputs (gemma4.py, gemma3n.py): a second embedding table of
+// vocab_size_per_layer_input × (layers × hidden_size_per_layer_input), the projection of the
+// hidden state to the same width and its norm, and per layer an input gate, a projection back
+// to the hidden size and a norm.
+void add_per_layer_inputs(Builder& b, const ModelSpec& m, const std::string& root) {
+  const std::int64_t H = m.hidden_size, P = m.hidden_size_per_layer_input, L = m.num_layers;
+  b.dense(root + "embed_tokens_per_layer.weight", {m.vocab_size_per_layer_input, L * P});
+  b.dense(root + "per_layer_model_projection.weight", {L * P, H});
+  b.dense(root + "per_layer_projection_norm.weight", {P});
+  for (int i = 0; i < m.num_layers; ++i) {
+    const std::string p = root + "layers." + std::to_string(i) + ".";
+    b.dense(p + "per_layer_input_gate.weight", {P, H});
+    b.dense(p + "per_layer_projection.weight", {H, P});
+    b.dense(p + "post_per_layer_input_norm.weight", {H});
+  }
+}
+
 bool is_moe_layer(const ModelSpec& m, int layer) {
   if (!m.moe || m.moe->num_experts <= 0) return false;
   if (m.hybrid && !m.hybrid->layer_pattern.empty())
@@ -660,6 +677,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
   const std::string lm_head = wrapped ? "language_model.lm_head.weight" : "lm_head.weight";
 
   b.dense(root + (nemotron ? "embeddings.weight" : "embed_tokens.weight"), {V, H});
+  if (m.hidden_size_per_layer_input > 0) add_per_layer_inputs(b, m, root);
   for (int i = 0; i < m.num_layers; ++i) {
     std::string p = root + "layers." + std::to_string(i) + ".";
     LayerKind kind = m.layer_kind(i);
@@ -691,6 +709,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
       if (m.moe->dense_mlp_in_every_layer) add_gated_mlp(b, p + "mlp.", H, m.moe->dense_intermediate_size);
     } else {
       std::int64_t I = m.moe ? m.moe->dense_intermediate_size : m.intermediate_size;
+      if (m.double_wide_mlp && i >= m.num_layers - m.num_kv_shared_layers) I *= 2;
       std::string mlp = p + (starts_with(t, "llama4") ? "feed_forward." : "mlp.");
       if (t == "phi3") {
         b.linear(mlp + "gate_up_proj", 2 * I, H);

@@ -74,6 +74,30 @@ TEST(VisionWeights, TextOnlyModeLoadsNoTower) {
   EXPECT_NEAR(static_cast<double>(full - text), tower, 1.0);
 }
 
+// Gemma 4 E2B served with --language-model-only on vLLM v0.21 (calibration row
+// wild3-l4-gemma4-e2b-bf16-langonly-8k-eager-v0210): "Model loading took 8.89 GiB". Most of it is
+// the per-layer embedding table (262144 × 35 × 256) and the double-wide MLPs of the 20 KV-shared
+// layers; without them the language model came to 3.3 GiB.
+TEST(VisionWeights, Gemma4PerLayerEmbeddingsAndDoubleWideMlpsLoad) {
+  ModelSpec m = model("google/gemma-4-E2B");
+  ASSERT_EQ(m.hidden_size_per_layer_input, 256);
+  ASSERT_TRUE(m.double_wide_mlp);
+  WeightsInventory inv = synthesize_weights(m);
+  const auto* ple = find_tensor(inv, "language_model.model.embed_tokens_per_layer.weight");
+  ASSERT_NE(ple, nullptr);
+  EXPECT_EQ(ple->shape, (std::vector<std::int64_t>{262144, 35 * 256}));
+  const auto* narrow = find_tensor(inv, "language_model.model.layers.14.mlp.gate_proj.weight");
+  const auto* wide = find_tensor(inv, "language_model.model.layers.15.mlp.gate_proj.weight");
+  ASSERT_NE(narrow, nullptr);
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(narrow->shape.front() * 2, wide->shape.front());
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  plan.skip_mm_towers = true;
+  const double gib = to_gib(engine::stage_weights(m, inv, plan).front().bytes);
+  EXPECT_NEAR(gib, 8.89, 0.05 * 8.89);
+}
+
 TEST(VisionWeights, KimiVlHasAnUntiedHeadAndTheMergedProjector) {
   ModelSpec m = model("moonshotai/Kimi-VL-A3B-Instruct");
   // The catalogue line has no model_type: the language model is DeepseekV2ForCausalLM built from a
