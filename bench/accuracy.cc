@@ -335,15 +335,10 @@ int main(int argc, char** argv) {
                                                    flags.enable_expert_parallel ? 1 : tp));
     if (auto est = logged_graph_estimate(r)) by_quantity["graph_estimate_gib"].push_back({id, era, cls, family, graph_estimate, *est, groups});
     add("kv_cache_gib", to_gib(m.kv_cache), "observed_kv_cache_gib");
-    // The encoder's profile pass (encoder_profile.h), not yet charged by predict(): the KV cache it
-    // would leave, for the multimodal rows whose pass it models.
-    if (engine::is_multimodal(*model)) {
+    // The encoder's profile pass (encoder_profile.h), charged by predict(): what it batched.
+    if (list_rows && engine::is_multimodal(*model)) {
       const auto pass = engine::encoder_profile(*model, flags, p->settings, *version, p->settings.dtype == "float32" ? 4 : 2);
-      if (pass.items > 0) {
-        const Bytes extra = std::max<Bytes>(0, pass.encoder_peak - m.activation_peak);
-        add("kv_with_encoder_pass", to_gib(m.kv_cache - extra), "observed_kv_cache_gib");
-        if (list_rows) row_lines.push_back("  encoder pass of " + id + ": " + pass.explanation);
-      }
+      row_lines.push_back("  encoder pass of " + id + ": " + (pass.items > 0 ? pass.explanation : "none (" + pass.skipped_because + ")"));
     }
     add("kv_tokens", static_cast<double>(p->kv_cache_tokens), "observed_kv_tokens");
     add("gpu_blocks", static_cast<double>(p->num_gpu_blocks), "observed_gpu_blocks");
@@ -434,7 +429,7 @@ int main(int argc, char** argv) {
   std::printf("accuracy over %s%s\n\n", path.c_str(), filter.empty() ? "" : (" (filter " + filter + ")").c_str());
   std::printf("%-16s %5s %9s %9s %9s %11s %11s\n", "quantity", "n", "median%", "p90%", "max%", "medianAbs", "p90Abs");
   const char* order[] = {"weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib", "graph_estimate_gib", "kv_cache_gib",
-                         "kv_with_encoder_pass", "kv_tokens", "gpu_blocks", "concurrency"};
+                         "kv_tokens", "gpu_blocks", "concurrency"};
   for (const char* q : order) {
     auto& v = by_quantity[q];
     std::vector<double> pct, absd;

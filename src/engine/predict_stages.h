@@ -80,6 +80,8 @@ struct RankProfile {
   Bytes graph = 0;               // what the full graph capture after the KV allocation takes
   Bytes graph_estimate = 0;      // what the profile subtracts for graphs before the KV cache (0: none)
   Bytes kv_available = 0;        // "Available KV cache memory" (may be negative)
+  Bytes encoder_pass_charged = 0;   // how much the multimodal encoder's pass raised `activation`
+  Bytes encoder_pass_estimate = 0;  // the encoder pass's peak when it sets `activation` (an estimate)
   std::optional<Failure> oom;    // profile_run_oom (only when the weights themselves fit)
 };
 

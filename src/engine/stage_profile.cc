@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine/empirical.h"
+#include "engine/encoder_profile.h"
 #include "engine/predict_stages.h"
 #include "engine/vllm_defaults.h"
 
@@ -20,10 +21,28 @@ struct RankPlace {
   bool last = true;
 };
 
+// The same inputs with the encoder's pass left out: what the activation was before it was charged.
+ActivationInputs without_pass(ActivationInputs ai) {
+  ai.encoder_pass_peak.reset();
+  ai.encoder_cached_outputs.reset();
+  return ai;
+}
+
+// The multimodal encoder's pass on vLLM's dummy batch, first pipeline stage only
+// (gpu_model_runner.py profile_run: the encoder runs on _get_mm_dummy_batch before _dummy_run and
+// its outputs stay in the encoder cache through the language model's dummy run). What it adds to
+// the activation is decided in estimate_activation: torch's peak is the larger of the encoder's
+// own peak and the language model's with those outputs held (encoder_profile.h).
+EncoderProfile profile_encoder(const ModelSpec& model, const VllmFlags& flags, const ResolvedConfig& config,
+                               const RankPlace& place) {
+  if (place.index != 0 || !is_multimodal(model)) return {};
+  return encoder_profile(model, flags, config.settings, config.version, config.model_dtype_bytes);
+}
+
 // The dummy forward pass and the sampler's dummy run (gpu_model_runner.py _dummy_run,
 // _dummy_sampler_run): the torch peak they raise.
 void profile_activation(const ModelSpec& model, const VllmFlags& flags, const ResolvedConfig& config,
-                        const WeightPlan& plan, const RankPlace& place, RankProfile& r) {
+                        const WeightPlan& plan, const RankPlace& place, const EncoderProfile& encoder, RankProfile& r) {
   const ResolvedSettings& s = config.settings;
   ActivationInputs ai;
   ai.tensor_parallel_size = s.tensor_parallel_size;
@@ -35,7 +54,15 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   ai.stage_layers = place.stage_layers;
   ai.multimodal = place.index == 0 && is_multimodal(model);
   ai.flashinfer_sampler = flags.use_flashinfer_sampler;
+  ai.text_only = text_only_mode(model, flags);
+  if (encoder.items > 0) {
+    ai.encoder_pass_peak = encoder.encoder_peak;
+    ai.encoder_cached_outputs = encoder.cached_outputs;
+  }
   const auto act = estimate_activation(model, config.version, ai);
+  // The pass is an estimate from the tower's widths: the range allows for it where it sets the peak.
+  if (act.encoder_pass > 0 && act.total == act.encoder_pass) r.encoder_pass_estimate = act.encoder_pass;
+  r.encoder_pass_charged = std::max<Bytes>(0, act.total - estimate_activation(model, config.version, without_pass(ai)).total);
   r.activation = act.total;
   r.sampler = act.sampler;
   if (sampler_path_depends_on_flashinfer(config.version, flags.use_flashinfer_sampler)) {
@@ -71,6 +98,7 @@ void profile_cuda_graphs(const ModelSpec& model, const GpuSpec& gpu, const Resol
 void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProfile& r) {
   if (mt.activation_peak) {
     r.activation = *mt.activation_peak;
+    r.encoder_pass_charged = r.encoder_pass_estimate = 0;  // measured: the encoder's pass is in it
     r.sort_sampler_extra = 0;  // measured: whichever path the sampler took is in it
   }
   if (mt.non_torch) r.non_torch = *mt.non_torch;
@@ -93,7 +121,8 @@ RankProfile profile_rank(const ModelSpec& model, const GpuSpec& gpu, const VllmF
                          const Budget& budget, const WeightPlan& plan, const RankWeights& weights,
                          const RankPlace& place, const PredictOptions& options) {
   RankProfile r;
-  profile_activation(model, flags, config, plan, place, r);
+  const EncoderProfile encoder = profile_encoder(model, flags, config, place);
+  profile_activation(model, flags, config, plan, place, encoder, r);
   profile_non_torch(gpu, config, r);
   profile_cuda_graphs(model, gpu, config, plan, place, r);
   if (options.measured) apply_measured(*options.measured, config.settings, r);

@@ -72,6 +72,21 @@ std::vector<std::string> report_notes(const GpuSetup& gpus, const StageResults& 
   return notes;
 }
 
+// What the model side adds to the KV range: the encoder's pass where it sets the activation (an
+// estimate from the tower's widths) and what it already charged, and a guessed quantization's
+// other reading.
+ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r) {
+  ModelUncertainty u;
+  const RankProfile& rank = r.profile.ranks[r.layout.binding];
+  u.encoder_pass_estimate = rank.encoder_pass_estimate;
+  u.encoder_pass_charged = rank.encoder_pass_charged;
+  if (model.quantization && !model.quantization->guessed_from.empty()) {
+    u.guessed_quantization_extra = guessed_quantization_extra_bytes(model, r.weights.plan);
+    u.guessed_method = model.quantization->method;
+  }
+  return u;
+}
+
 }  // namespace
 
 Prediction verdict_and_notes(const ModelSpec& model, const GpuSetup& gpus, const PredictOptions& options,
@@ -102,9 +117,12 @@ Prediction verdict_and_notes(const ModelSpec& model, const GpuSetup& gpus, const
   p.warnings.insert(p.warnings.end(), r.before_allocation.warnings.begin(), r.before_allocation.warnings.end());
   p.notes = report_notes(gpus, r, after_kv_ran);
   const int tp = c.settings.tensor_parallel_size;
-  p.uncertainty = kv_uncertainty(gpus.gpu, c.requested_version, tp, p.memory, p.kv_cache_tokens, c.settings.estimate_cuda_graphs,
-                                 model.vision.has_value() && model.vision->image_size == 0,
-                                 r.profile.ranks[r.layout.binding].sort_sampler_extra, gpus.nodes > 1 && tp > gpus.count);
+  // --kv-cache-memory-bytes: the KV cache is what the user reserved, whatever the profile found.
+  if (!c.settings.kv_cache_memory_bytes)
+    p.uncertainty = kv_uncertainty(gpus.gpu, c.requested_version, tp, p.memory, p.kv_cache_tokens, c.settings.estimate_cuda_graphs,
+                                   model.vision.has_value() && model.vision->image_size == 0,
+                                   r.profile.ranks[r.layout.binding].sort_sampler_extra, gpus.nodes > 1 && tp > gpus.count,
+                                   model_uncertainty(model, r));
   p.starts = !p.failure.has_value();
   return p;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "engine/encoder_profile.h"
 #include "engine/predict_stages.h"
 #include "engine/startup_checks.h"
 #include "engine/vllm_messages.h"
@@ -28,7 +29,7 @@ std::vector<StageWeights> cached_stage_weights(const ModelSpec& model, const Wei
       '/' + std::to_string(plan.pipeline_parallel_size) + '/' + std::to_string(plan.expert_parallel_size) + '/' +
       plan.dtype + '/' + plan.online_quantization + '/' + plan.gpu_architecture + '/' + partition + '/' +
       std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
-      (model.quantization ? model.quantization->method : std::string());
+      (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "");
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -57,7 +58,7 @@ std::vector<int> accepted_layer_partition(const ModelSpec& model, const VllmFlag
   return *parts;
 }
 
-WeightPlan weight_plan(const GpuSpec& gpu, const VllmFlags& flags, const ResolvedConfig& config) {
+WeightPlan weight_plan(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, const ResolvedConfig& config) {
   const ResolvedSettings& s = config.settings;
   WeightPlan plan;
   plan.tensor_parallel_size = s.tensor_parallel_size;
@@ -66,6 +67,9 @@ WeightPlan weight_plan(const GpuSpec& gpu, const VllmFlags& flags, const Resolve
   plan.dtype = s.dtype;
   plan.online_quantization = config.online_quantization;
   plan.gpu_architecture = gpu.architecture;
+  // Text-only mode (every modality limited to 0, or --language-model-only): from v0.10.1 (#22299)
+  // the model classes build no encoder or projector, so their weights are not loaded.
+  plan.skip_mm_towers = skips_tower_weights(model, flags, config.version);
   return plan;
 }
 
@@ -94,7 +98,7 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
   LoadedWeights w;
   w.construction_failure = model_construction_failure(
       StartupCheckInputs{model, gpu, flags, config.version, s, config.derived_max_model_len});
-  w.plan = weight_plan(gpu, flags, config);
+  w.plan = weight_plan(model, gpu, flags, config);
   w.plan.layer_partition = accepted_layer_partition(model, flags, s.pipeline_parallel_size, w.notes);
   auto stages = cached_stage_weights(model, w.plan);
   if (!stages.empty()) {

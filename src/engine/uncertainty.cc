@@ -27,6 +27,7 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
   KvUncertainty u;
   double spread = 0;  // bytes either side of the predicted KV memory
   double below = 0;   // bytes on the low side only
+  double above = 0;   // bytes on the high side only
   const double a = static_cast<double>(m.activation_peak), n = static_cast<double>(m.non_torch),
                g = graphs_in_budget ? static_cast<double>(m.cuda_graph) : 0.0;
   // Relative errors per term are judgements taken from the spread of the calibrated rows
@@ -62,10 +63,17 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     // The encoder can only add memory. The KV shortfall on the calibration runs of such models,
     // with their vision towers' weights and load-time buffers counted: 2.90 GiB (Qwen3-VL-30B-A3B,
     // H100, v0.11, TP 1), 2.85 GiB (the same at TP 2), 2.42 GiB (dots.ocr, L4, v0.10); the allowance
-    // is the largest of them, rounded up.
-    u.reasons.push_back("the vision encoder takes images of any size: the activation estimate leaves out its profile pass "
-                        "on the largest dummy image (up to 3 GiB less KV cache on the runs measured)");
-    below += static_cast<double>(from_gib(3.0));
+    // is the largest of them, rounded up. Where the pass is modelled (encoder_profile.cc), what it
+    // already charged comes off the allowance: the shortfall was measured without it.
+    const double allowance = std::max(0.0, static_cast<double>(from_gib(3.0)) - static_cast<double>(model.encoder_pass_charged));
+    u.reasons.push_back(model.encoder_pass_charged > 0
+                            ? "the vision encoder takes images of any size: its profile pass on the largest dummy item is "
+                              "charged from the tower's widths (" + gib(model.encoder_pass_charged) +
+                              "), which leaves out buffers the runs measured (up to " + gib(static_cast<Bytes>(allowance)) +
+                              " less KV cache)"
+                            : "the vision encoder takes images of any size: the activation estimate leaves out its profile pass "
+                              "on the largest dummy image (up to 3 GiB less KV cache on the runs measured)");
+    below += allowance;
   }
   if (model.encoder_pass_estimate > 0) {
     // The encoder's peak is derived from the tower's widths on vLLM's dummy batch (encoder_profile.cc);
@@ -73,7 +81,9 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     // it either way.
     u.reasons.push_back("the vision encoder's profile pass (" + gib(model.encoder_pass_estimate) +
                         " on vLLM's dummy batch) is estimated from the tower's widths");
-    spread += 0.5 * static_cast<double>(model.encoder_pass_estimate);
+    // For a tower of any image size the allowance above already covers the low side.
+    if (dynamic_resolution_vision) above += 0.5 * static_cast<double>(model.encoder_pass_estimate);
+    else spread += 0.5 * static_cast<double>(model.encoder_pass_estimate);
   }
   if (model.guessed_quantization_extra > 0) {
     u.reasons.push_back("the quantization (" + model.guessed_method +
@@ -92,8 +102,10 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
   }
   if (u.reasons.empty()) return std::nullopt;
   const double kv = static_cast<double>(m.kv_cache);
-  u.kv_cache_low = static_cast<Bytes>(std::max(0.0, kv - spread - below));
-  u.kv_cache_high = static_cast<Bytes>(kv + spread);
+  // A KV figure already below zero (the start fails) keeps its range below it; otherwise the
+  // range stops at zero.
+  u.kv_cache_low = static_cast<Bytes>(kv < 0 ? kv - spread - below : std::max(0.0, kv - spread - below));
+  u.kv_cache_high = static_cast<Bytes>(kv + spread + above);
   if (kv > 0) {
     u.kv_tokens_low = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_low) / kv));
     u.kv_tokens_high = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_high) / kv));

@@ -29,6 +29,7 @@ inline const VllmVersion k_newest_calibrated{0, 26, 1};
 // quantization method that was guessed (its other reading's extra weight bytes).
 struct ModelUncertainty {
   Bytes encoder_pass_estimate = 0;    // the modelled encoder peak (encoder_profile.h), when it sets the activation peak
+  Bytes encoder_pass_charged = 0;     // how much the modelled pass raised the activation estimate
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)
   std::string guessed_method;           // the guessed method, for the reason
 };

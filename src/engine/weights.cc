@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -297,14 +299,39 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   return stages;
 }
 
-Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan) {
-  if (!model.quantization || model.quantization->guessed_from.empty() || model.weights) return 0;
+namespace {
+
+// The weights under the other reading of a guessed method, less those under the guess.
+Bytes other_reading_extra_bytes(const ModelSpec& model, const WeightPlan& plan) {
   ModelSpec other = model;
   for (const char* kept : {"self_attn", "shared_expert", "shared_experts"}) other.quantization->ignored_modules.push_back(kept);
   const Bytes guessed = stage_weights(model, synthesize_weights(model), plan).front().bytes;
   const Bytes alternative = stage_weights(other, synthesize_weights(other), plan).front().bytes;
   return std::max<Bytes>(0, alternative - guessed);
 }
+
+}  // namespace
+
+Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan) {
+  if (!model.quantization || model.quantization->guessed_from.empty() || model.weights) return 0;
+  // Two synthesised inventories per call: memoised (bounded, thread-safe), as searches predict the
+  // same layout many times.
+  static std::mutex mutex;
+  static std::map<std::string, Bytes> cache;
+  const std::string key = model.id + '/' + model.quantization->method + '/' + std::to_string(plan.tensor_parallel_size) + '/' +
+                          std::to_string(plan.pipeline_parallel_size) + '/' + std::to_string(plan.expert_parallel_size) + '/' +
+                          plan.dtype + '/' + plan.gpu_architecture + (plan.skip_mm_towers ? "/text-only" : "");
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const Bytes extra = other_reading_extra_bytes(model, plan);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= 256) cache.clear();
+  cache.emplace(key, extra);
+  return extra;
+}
+
 
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {
   if (!model.vision || model.vision->deepstack_layers <= 0 || max_num_batched_tokens <= 0) return 0;

@@ -83,3 +83,51 @@ TEST(EncoderProfile, FixedSizeTowerBatchesByItsTokens) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+// predict() charges the pass (stage_profile.cc profile_encoder). dots.ocr on an L4, vLLM v0.10.0,
+// max_model_len 131072, max_num_batched_tokens 2048, utilization 0.95 (calibration row
+// wild-l4-dotsocr-131k-gmu095-v0100) logged "Available KV cache memory: 12.20 GiB"; the printed KV
+// range holds it, and the activation is at least the encoder's modelled peak.
+TEST(EncoderProfile, PredictChargesThePassAndItsRangeHoldsTheLoggedKv) {
+  ModelSpec m = test_support::model("rednote-hilab/dots.ocr");
+  VllmFlags f;
+  f.max_model_len = 131072;
+  f.max_num_batched_tokens = 2048;
+  f.gpu_memory_utilization = 0.95;
+  const VllmVersion v{0, 10, 0};
+  Prediction p = test_support::run(m, test_support::gpus("L4"), f, v);
+  auto pass = engine::encoder_profile(m, f, p.settings, v, 2.0);
+  ASSERT_GT(pass.items, 0);
+  EXPECT_GE(p.memory.activation_peak, pass.encoder_peak);
+  ASSERT_TRUE(p.uncertainty.has_value());
+  EXPECT_LE(to_gib(p.uncertainty->kv_cache_low), 12.20);
+  EXPECT_GE(to_gib(p.uncertainty->kv_cache_high), 12.20);
+}
+
+// Text-only mode from v0.10.1: no encoder pass, no encoder cache and no tower weights, so the
+// activation and the weights are both lower than with images allowed.
+TEST(EncoderProfile, TextOnlyModeChargesNoPassAndLoadsNoTower) {
+  ModelSpec m = test_support::model("Qwen/Qwen2.5-VL-7B-Instruct");
+  VllmFlags with_images, text_only;
+  text_only.language_model_only = true;
+  const VllmVersion v{0, 11, 0};
+  Prediction a = test_support::run(m, test_support::gpus("H100"), with_images, v);
+  Prediction b = test_support::run(m, test_support::gpus("H100"), text_only, v);
+  EXPECT_LT(b.memory.weights, a.memory.weights);
+  EXPECT_LT(b.memory.activation_peak, a.memory.activation_peak);
+}
+
+// --kv-cache-memory-bytes: the KV cache is the reserved size, so no range is printed.
+TEST(EncoderProfile, ReservedKvCacheHasNoRange) {
+  ModelSpec m = test_support::model("rednote-hilab/dots.ocr");
+  VllmFlags f;
+  f.kv_cache_memory_bytes = from_gib(4.0);
+  Prediction p = test_support::run(m, test_support::gpus("L4"), f, VllmVersion{0, 10, 0});
+  EXPECT_FALSE(p.uncertainty.has_value());
+}
+
+}  // namespace
+}  // namespace headroom

@@ -40,6 +40,19 @@ TEST(KvUncertainty, DynamicResolutionVisionWidensOnlyTheLowSide) {
   EXPECT_NE(u->reasons[0].find("vision encoder"), std::string::npos);
 }
 
+// Where the encoder's pass is modelled and charged, what it charged comes off the 3 GiB
+// allowance (that shortfall was measured without it), and its estimate widens the high side by
+// half (the low side is the allowance's).
+TEST(KvUncertainty, ChargedEncoderPassNarrowsTheVisionAllowance) {
+  engine::ModelUncertainty mu;
+  mu.encoder_pass_charged = from_gib(1.0);
+  mu.encoder_pass_estimate = from_gib(2.0);
+  auto u = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 1, terms(40), 100000, false, true, 0, false, mu);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->kv_cache_low, from_gib(38));
+  EXPECT_EQ(u->kv_cache_high, from_gib(41));
+}
+
 // A tensor-parallel group across nodes lowers only the low end, by 1.1 GiB (the 1.02 GiB KV
 // shortfall of the one such calibration run, rounded up).
 TEST(KvUncertainty, TensorParallelAcrossNodesWidensOnlyTheLowSide) {
