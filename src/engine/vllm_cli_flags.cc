@@ -130,6 +130,8 @@ std::optional<Failure> unrecognized_arguments_failure(const VllmFlags& flags, co
 
 std::vector<std::string> unrecognized_flag_warnings(const VllmFlags& flags, const VllmVersion& version) {
   std::vector<std::string> out;
+  // The flag list is parsed only when there is a flag to name: a check without a typo pays nothing.
+  if (flags.unrecognized_flags.empty()) return out;
   const bool covered = version >= oldest_flag_list_version();
   for (const auto& f : flags.unrecognized_flags) {
     if (covered)
