@@ -2,9 +2,7 @@
 // load_model): the modules are built first (model construction, whose shape checks fail before
 // any weight is read), then each rank's share of the checkpoint is read onto the GPU, less what
 // --cpu-offload-gb keeps in host memory.
-#include <map>
-#include <mutex>
-
+#include "engine/bounded_memo.h"
 #include "engine/encoder_profile.h"
 #include "engine/predict_stages.h"
 #include "engine/startup_checks.h"
@@ -18,28 +16,10 @@ namespace {
 // checkpoint's tensor list (~90k tensors for DeepSeek-V3) costs tens of milliseconds; searches call
 // predict() many times with the same layout, so the result is memoised (bounded, thread-safe).
 std::vector<StageWeights> cached_stage_weights(const ModelSpec& model, const WeightPlan& plan) {
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<StageWeights>> cache;
-  std::string partition;
-  for (int n : plan.layer_partition) partition += std::to_string(n) + ',';
-  const std::string key =
-      model.id + '\n' + model.location + '\n' + std::string(to_string(model.source)) + '\n' +
-      std::to_string(model.weights ? model.weights->total_bytes : -1) + '\n' +
-      std::to_string(model.weights ? model.weights->tensors.size() : 0) + '\n' + std::to_string(plan.tensor_parallel_size) +
-      '/' + std::to_string(plan.pipeline_parallel_size) + '/' + std::to_string(plan.expert_parallel_size) + '/' +
-      plan.dtype + '/' + plan.online_quantization + '/' + plan.gpu_architecture + '/' + partition + '/' +
-      std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
-      (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "");
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  std::vector<StageWeights> stages =
-      model.weights ? stage_weights(model, *model.weights, plan) : stage_weights(model, synthesize_weights(model), plan);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (cache.size() >= 256) cache.clear();
-  cache.emplace(key, stages);
-  return stages;
+  static BoundedMemo<std::vector<StageWeights>> memo(256);
+  return memo.get(model_plan_key(model, plan), [&] {
+    return model.weights ? stage_weights(model, *model.weights, plan) : stage_weights(model, synthesize_weights(model), plan);
+  });
 }
 
 // VLLM_PP_LAYER_PARTITION, taken only when get_pp_indices would accept it (pp entries summing to

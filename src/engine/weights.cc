@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string_view>
 
+#include "engine/bounded_memo.h"
 #include "util/strings.h"
 
 namespace headroom::engine {
@@ -314,24 +313,22 @@ Bytes other_reading_extra_bytes(const ModelSpec& model, const WeightPlan& plan) 
 
 Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan) {
   if (!model.quantization || model.quantization->guessed_from.empty() || model.weights) return 0;
-  // Two synthesised inventories per call: memoised (bounded, thread-safe), as searches predict the
-  // same layout many times.
-  static std::mutex mutex;
-  static std::map<std::string, Bytes> cache;
-  const std::string key = model.id + '/' + model.quantization->method + '/' + std::to_string(plan.tensor_parallel_size) + '/' +
-                          std::to_string(plan.pipeline_parallel_size) + '/' + std::to_string(plan.expert_parallel_size) + '/' +
-                          plan.dtype + '/' + plan.gpu_architecture + (plan.skip_mm_towers ? "/text-only" : "");
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  const Bytes extra = other_reading_extra_bytes(model, plan);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (cache.size() >= 256) cache.clear();
-  cache.emplace(key, extra);
-  return extra;
+  // Two synthesised inventories per call, for a layout searches predict many times.
+  static BoundedMemo<Bytes> memo(256);
+  return memo.get(model_plan_key(model, plan), [&] { return other_reading_extra_bytes(model, plan); });
 }
 
+std::string model_plan_key(const ModelSpec& model, const WeightPlan& plan) {
+  std::string partition;
+  for (int n : plan.layer_partition) partition += std::to_string(n) + ',';
+  return model.id + '\n' + model.location + '\n' + std::string(to_string(model.source)) + '\n' +
+         std::to_string(model.weights ? model.weights->total_bytes : -1) + '\n' +
+         std::to_string(model.weights ? model.weights->tensors.size() : 0) + '\n' + std::to_string(plan.tensor_parallel_size) +
+         '/' + std::to_string(plan.pipeline_parallel_size) + '/' + std::to_string(plan.expert_parallel_size) + '/' +
+         plan.dtype + '/' + plan.online_quantization + '/' + plan.gpu_architecture + '/' + partition + '/' +
+         std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
+         (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "");
+}
 
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {
   if (!model.vision || model.vision->deepstack_layers <= 0 || max_num_batched_tokens <= 0) return 0;

@@ -3,16 +3,13 @@
 // name, dtype, shape, bytes, tab-separated), and <dir>/<org>--<name>/refs/<revision> the sha a
 // branch or tag last pointed at. Files are written to a temporary name and renamed, so readers
 // never see half a file and concurrent writers of the same entry each leave a whole one.
-#include <unistd.h>
-
 #include <charconv>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <random>
 
 #include "headroom/hub.h"
 #include "util/json_file.h"
+#include "util/regular_file.h"
 #include "util/strings.h"
 
 namespace headroom::hub {
@@ -35,30 +32,6 @@ std::string ref_file(const std::string& revision) {
   std::string out;
   for (char c : revision) out += (c == '/') ? std::string("%2F") : (c == '%') ? std::string("%25") : std::string(1, c);
   return out;
-}
-
-Result<void> write_atomically(const fs::path& path, const std::string& content) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return make_error(ErrorCode::io_error, "cannot create the folder: " + ec.message(), path.parent_path().string());
-  std::random_device rd;
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return make_error(ErrorCode::io_error, "cannot write the file", tmp.string());
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return make_error(ErrorCode::io_error, "cannot rename the temporary file into place", path.string());
-  }
-  return {};
 }
 
 bool plain_text(std::string_view s) { return s.find_first_of("\t\n\r") == std::string_view::npos; }
@@ -181,9 +154,9 @@ Result<void> HubCache::store(const HubSnapshot& snap, const std::string& revisio
     }
   }
   fs::path folder = fs::path(m_dir) / repo_folder(snap.repo);
-  auto written = write_atomically(folder / (snap.sha + k_ext), m.dump() + "\n" + lines);
+  auto written = util::write_file_atomically(folder / (snap.sha + k_ext), m.dump() + "\n" + lines);
   if (!written) return written;
-  if (!revision.empty() && revision != snap.sha) return write_atomically(folder / "refs" / ref_file(revision), snap.sha + "\n");
+  if (!revision.empty() && revision != snap.sha) return util::write_file_atomically(folder / "refs" / ref_file(revision), snap.sha + "\n");
   return {};
 }
 

@@ -88,7 +88,8 @@ class Fetcher {
       if (m_s.on_progress) m_s.on_progress(m_progress);
     };
     auto results = m_transport->perform(requests, on_done);
-    if (m_note_reachability) detail::note_reachability(m_s, results);
+    // The first round says whether the Hub is reachable; later rounds of the same command add nothing.
+    if (m_note_reachability) detail::note_reachability(m_s, results), m_note_reachability = false;
     for (int attempt = 0; attempt < m_s.max_retries; ++attempt) {
       std::vector<std::size_t> again;
       double wait = 0.5 * std::pow(2.0, attempt);

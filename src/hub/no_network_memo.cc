@@ -1,14 +1,13 @@
 #include "hub/no_network_memo.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <random>
 
 #include "hub/hub_errors.h"
+#include "util/json_file.h"
+#include "util/regular_file.h"
 #include "util/strings.h"
 
 namespace headroom::hub::detail {
@@ -48,33 +47,24 @@ struct Memo {
 
 std::optional<Memo> read_memo(const HubSettings& s) {
   const std::string path = memo_path(s);
+  auto text = util::read_file(path, k_max_memo_bytes);  // regular files only, bounded
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-      static_cast<std::size_t>(st.st_size) > k_max_memo_bytes)
-    return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  Memo m;
-  if (!std::getline(in, m.endpoint) || !std::getline(in, m.kind) || !std::getline(in, m.detail)) return std::nullopt;
+  if (!text || ::stat(path.c_str(), &st) != 0) return std::nullopt;
+  const auto lines = util::split(*text, '\n');
+  if (lines.size() < 3) return std::nullopt;
+  Memo m{lines[0], lines[1], lines[2]};
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   m.age_s = std::chrono::duration<double>(now).count() - static_cast<double>(st.st_mtim.tv_sec);
   return m;
 }
 
 void write_memo(const HubSettings& s, const HttpResult& failed) {
-  std::error_code ec;
-  fs::create_directories(s.cache_dir, ec);
-  if (ec) return;  // a memo that cannot be written only costs the next command its wait
   std::string detail = failed.detail.substr(0, 512);
   for (char& c : detail)
     if (c == '\n' || c == '\r') c = ' ';
-  const std::string path = memo_path(s), tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << s.endpoint << '\n' << (failed.failure == TransportFailure::resolve ? "resolve" : "connect") << '\n' << detail << '\n';
-    if (!out) return (void)fs::remove(tmp, ec);
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
+  const std::string kind = failed.failure == TransportFailure::resolve ? "resolve" : "connect";
+  // A memo that cannot be written only costs the next command its wait.
+  (void)util::write_file_atomically(memo_path(s), s.endpoint + '\n' + kind + '\n' + detail + '\n');
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <random>
 #include <utility>
 
 namespace headroom::util {
@@ -89,6 +91,32 @@ long RegularFile::read(char* data, std::size_t size) {
     if (n < 0 && errno == EINTR) continue;
     return static_cast<long>(n);
   }
+}
+
+namespace fs = std::filesystem;
+
+Result<void> write_file_atomically(const fs::path& path, const std::string& content) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) return make_error(ErrorCode::io_error, "cannot create the folder: " + ec.message(), path.parent_path().string());
+  std::random_device rd;
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return make_error(ErrorCode::io_error, "cannot write the file", tmp.string());
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return make_error(ErrorCode::io_error, "cannot rename the temporary file into place", path.string());
+  }
+  return {};
 }
 
 }  // namespace headroom::util

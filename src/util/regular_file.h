@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "headroom/error.h"
@@ -40,5 +41,10 @@ std::string not_regular_kind(unsigned mode);
 // Errors as RegularFile::open, for code that opens the file itself (std::ifstream): checks the
 // file without opening it.
 Result<void> check_regular_file(const std::string& path);
+
+// Writes `content` to a temporary name beside `path` and renames it into place, creating the
+// folder: readers never see half a file, and concurrent writers of the same path each leave a
+// whole one. Errors: io_error naming the folder or file.
+Result<void> write_file_atomically(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace headroom::util
