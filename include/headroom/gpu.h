@@ -2,6 +2,7 @@
 // spec sheets and logs, with the total that CUDA really reports) or given by the user.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,10 +72,19 @@ class GpuCatalog {
   // the row's memory does not fit the live total (another SKU under the same name).
   std::optional<GpuSpec> match_live(std::string_view nvml_name, Bytes nvml_total_bytes) const;
 
-  const std::vector<GpuSpec>& all() const { return m_gpus; }
+  // Every row. The built-in catalogue parses its whole file on the first call.
+  const std::vector<GpuSpec>& all() const;
 
  private:
+  // The built-in catalogue's names per line, read without parsing the lines (gpu_catalog.cc).
+  struct NameIndex;
+  static const GpuCatalog& builtin_parsed_whole();
+  Result<GpuSpec> builtin_row(std::size_t at) const;
+
   std::vector<GpuSpec> m_gpus;
+  // Set on the built-in catalogue only: find() then parses the one line it answers with, rather
+  // than all 81 (most of what a check cost, 10.4 M of 16.0 M instructions), and m_gpus is empty.
+  std::shared_ptr<const NameIndex> m_index;
 };
 
 }  // namespace headroom

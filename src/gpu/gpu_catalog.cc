@@ -156,6 +156,68 @@ GpuSpec custom_gpu(double total_gib) {
   return spec;
 }
 
+namespace {
+
+// One catalogue row. `total_known` is false when the row has neither total: from_jsonl then takes
+// a sibling's.
+Result<ParsedRow> parse_row(const json& row, const std::string& where) {
+  if (!row.is_object())
+    return make_error(ErrorCode::parse_error, "expected a JSON object per line, got " + type_name(row), where);
+  RowReader r{row, where, std::nullopt};
+  ParsedRow p;
+  GpuSpec& s = p.spec;
+  s.key = r.string("key", true);
+  s.name = r.string("name", false);
+  s.vendor = r.string("vendor", false);
+  s.architecture = r.string("architecture", false);
+  s.compute_capability = r.string("compute_capability", false);
+  s.aliases = r.strings("aliases");
+  s.nvml_names = r.strings("nvml_name");
+  s.memory_marketing_gb = static_cast<int>(r.number("memory_marketing_gb").value_or(0));
+  s.bf16_supported = r.boolean("bf16_supported", true);
+  s.fp8_supported = r.boolean("fp8_supported", false);
+  s.nvlink = r.boolean("nvlink", false);
+  s.unified_memory = r.string("memory_type", false).find("unified") != std::string::npos;
+  auto smi_mib = r.number("memory_total_mib_nvidia_smi");
+  auto torch_gib = r.number("memory_total_gib_torch");
+  if (r.error) return tl::unexpected(*r.error);
+  if (s.key.empty()) return make_error(ErrorCode::parse_error, "expected a non-empty \"key\"", where);
+  if (s.name.empty()) s.name = s.nvml_names.empty() ? s.key : s.nvml_names.front();
+  if (smi_mib) s.nvml_total_bytes = static_cast<Bytes>(std::llround(*smi_mib)) * k_mib;
+  if (torch_gib) {
+    s.total_bytes = from_gib(*torch_gib);
+  } else if (s.nvml_total_bytes) {
+    // No CUDA total was observed: a30, a100-pcie-40gb, h200-nvl-141gb, gh200-96gb, gh200-144gb,
+    // b300-288gb, rtx-4060-ti-16gb and rtx-5070-ti take the nvidia-smi total minus the typical
+    // driver reserve (fitted from the rows that have both totals, see typical_driver_reserve).
+    s.total_bytes = *s.nvml_total_bytes - typical_driver_reserve(*s.nvml_total_bytes);
+  } else {
+    p.total_known = false;
+  }
+  return p;
+}
+
+// A row with neither total (l40) takes the CUDA total of a row with the same vendor,
+// architecture and advertised size (l40s: same board, 48 GB GDDR6); failing that, the
+// advertised size in decimal GB minus the typical reserve.
+void fill_unknown_totals(std::vector<ParsedRow>& parsed) {
+  for (auto& p : parsed) {
+    if (p.total_known) continue;
+    auto sibling = std::find_if(parsed.begin(), parsed.end(), [&](const ParsedRow& o) {
+      return o.total_known && o.spec.vendor == p.spec.vendor && o.spec.architecture == p.spec.architecture &&
+             o.spec.memory_marketing_gb == p.spec.memory_marketing_gb;
+    });
+    if (sibling != parsed.end()) {
+      p.spec.total_bytes = sibling->spec.total_bytes;
+    } else {
+      Bytes advertised = static_cast<Bytes>(p.spec.memory_marketing_gb) * 1'000'000'000;
+      p.spec.total_bytes = advertised > 0 ? advertised - typical_driver_reserve(advertised) : 0;
+    }
+  }
+}
+
+}  // namespace
+
 Result<GpuCatalog> GpuCatalog::from_jsonl(std::string_view text, const std::string& origin) {
   auto rows = util::parse_jsonl(text, origin);
   if (!rows) return tl::unexpected(rows.error());
@@ -170,62 +232,16 @@ Result<GpuCatalog> GpuCatalog::from_jsonl(std::string_view text, const std::stri
   }
   std::vector<ParsedRow> parsed;
   for (std::size_t i = 0; i < rows->size(); ++i) {
-    const json& row = (*rows)[i];
     std::string where = origin + ":" + std::to_string(line_numbers[i]);
-    if (!row.is_object())
-      return make_error(ErrorCode::parse_error, "expected a JSON object per line, got " + type_name(row), where);
-    RowReader r{row, where, std::nullopt};
-    ParsedRow p;
-    GpuSpec& s = p.spec;
-    s.key = r.string("key", true);
-    s.name = r.string("name", false);
-    s.vendor = r.string("vendor", false);
-    s.architecture = r.string("architecture", false);
-    s.compute_capability = r.string("compute_capability", false);
-    s.aliases = r.strings("aliases");
-    s.nvml_names = r.strings("nvml_name");
-    s.memory_marketing_gb = static_cast<int>(r.number("memory_marketing_gb").value_or(0));
-    s.bf16_supported = r.boolean("bf16_supported", true);
-    s.fp8_supported = r.boolean("fp8_supported", false);
-    s.nvlink = r.boolean("nvlink", false);
-    s.unified_memory = r.string("memory_type", false).find("unified") != std::string::npos;
-    auto smi_mib = r.number("memory_total_mib_nvidia_smi");
-    auto torch_gib = r.number("memory_total_gib_torch");
-    if (r.error) return tl::unexpected(*r.error);
-    if (s.key.empty()) return make_error(ErrorCode::parse_error, "expected a non-empty \"key\"", where);
-    if (s.name.empty()) s.name = s.nvml_names.empty() ? s.key : s.nvml_names.front();
-    if (smi_mib) s.nvml_total_bytes = static_cast<Bytes>(std::llround(*smi_mib)) * k_mib;
-    if (torch_gib) {
-      s.total_bytes = from_gib(*torch_gib);
-    } else if (s.nvml_total_bytes) {
-      // No CUDA total was observed: a30, a100-pcie-40gb, h200-nvl-141gb, gh200-96gb, gh200-144gb,
-      // b300-288gb, rtx-4060-ti-16gb and rtx-5070-ti take the nvidia-smi total minus the typical
-      // driver reserve (fitted from the rows that have both totals, see typical_driver_reserve).
-      s.total_bytes = *s.nvml_total_bytes - typical_driver_reserve(*s.nvml_total_bytes);
-    } else {
-      p.total_known = false;
-    }
+    auto p = parse_row((*rows)[i], where);
+    if (!p) return tl::unexpected(p.error());
     for (const auto& other : parsed) {
-      if (other.spec.key == s.key) return make_error(ErrorCode::parse_error, "duplicate key \"" + s.key + "\"", where);
+      if (other.spec.key == p->spec.key)
+        return make_error(ErrorCode::parse_error, "duplicate key \"" + p->spec.key + "\"", where);
     }
-    parsed.push_back(std::move(p));
+    parsed.push_back(std::move(*p));
   }
-  // A row with neither total (l40) takes the CUDA total of a row with the same vendor,
-  // architecture and advertised size (l40s: same board, 48 GB GDDR6); failing that, the
-  // advertised size in decimal GB minus the typical reserve.
-  for (auto& p : parsed) {
-    if (p.total_known) continue;
-    auto sibling = std::find_if(parsed.begin(), parsed.end(), [&](const ParsedRow& o) {
-      return o.total_known && o.spec.vendor == p.spec.vendor && o.spec.architecture == p.spec.architecture &&
-             o.spec.memory_marketing_gb == p.spec.memory_marketing_gb;
-    });
-    if (sibling != parsed.end()) {
-      p.spec.total_bytes = sibling->spec.total_bytes;
-    } else {
-      Bytes advertised = static_cast<Bytes>(p.spec.memory_marketing_gb) * 1'000'000'000;
-      p.spec.total_bytes = advertised > 0 ? advertised - typical_driver_reserve(advertised) : 0;
-    }
-  }
+  fill_unknown_totals(parsed);
   GpuCatalog catalog;
   for (auto& p : parsed) catalog.m_gpus.push_back(std::move(p.spec));
   return catalog;
@@ -297,7 +313,109 @@ std::string without_documentation(std::string_view text) {
 
 }  // namespace
 
-const GpuCatalog& GpuCatalog::builtin() {
+struct GpuCatalog::NameIndex {
+  std::vector<GpuSpec> names;           // key, aliases and NVML names of each line; the rest unread
+  std::vector<std::string_view> lines;  // the embedded line each row of `names` was read from
+};
+
+namespace {
+
+// `value` as an array of strings without escapes (how the catalogue writes its names), read
+// without a JSON parser: 1.4 M instructions of a check's 7.9 M went to parsing these arrays.
+// false when `value` is written otherwise (the caller then parses it).
+bool plain_strings(std::string_view value, std::vector<std::string>& into) {
+  auto skip = [&](std::size_t i) {
+    while (i < value.size() && (value[i] == ' ' || value[i] == '\t')) ++i;
+    return i;
+  };
+  std::size_t i = skip(0);
+  if (i >= value.size() || value[i] != '[') return false;
+  i = skip(i + 1);
+  if (i < value.size() && value[i] == ']') return skip(i + 1) == value.size();
+  while (i < value.size() && value[i] == '"') {
+    const std::size_t close = value.find_first_of("\"\\", i + 1);
+    if (close == std::string_view::npos || value[close] != '"') return false;
+    into.emplace_back(value.substr(i + 1, close - i - 1));
+    i = skip(close + 1);
+    if (i < value.size() && value[i] == ']') return skip(i + 1) == value.size();
+    if (i >= value.size() || value[i] != ',') return false;
+    i = skip(i + 1);
+  }
+  return false;
+}
+
+// The names of each line of `text`, from its leading members (the catalogue writes "key",
+// "aliases" and "nvml_name" first). nullopt when a line is written otherwise: the caller then
+// parses the whole file.
+std::optional<std::vector<std::pair<GpuSpec, std::string_view>>> index_names(std::string_view text) {
+  std::vector<std::pair<GpuSpec, std::string_view>> out;
+  auto strings = [](std::string_view value, std::vector<std::string>& into) {
+    if (plain_strings(value, into)) return true;
+    into.clear();
+    auto parsed = util::parse_json(value, "gpus.jsonl");
+    if (!parsed || !parsed->is_array()) return false;
+    for (const auto& v : *parsed) {
+      if (!v.is_string()) return false;
+      into.push_back(v.get<std::string>());
+    }
+    return true;
+  };
+  for (std::string_view rest = text; !rest.empty();) {
+    const std::size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    auto members = util::object_members(line, 3);
+    if (!members || members->size() != 3 || (*members)[0].name != "key" || (*members)[1].name != "aliases" ||
+        (*members)[2].name != "nvml_name")
+      return std::nullopt;
+    auto key = util::parse_json((*members)[0].value, "gpus.jsonl");
+    if (!key || !key->is_string()) return std::nullopt;
+    GpuSpec names;
+    names.key = key->get<std::string>();
+    if (!strings((*members)[1].value, names.aliases) || !strings((*members)[2].value, names.nvml_names))
+      return std::nullopt;
+    out.emplace_back(std::move(names), line);
+  }
+  return out;
+}
+
+// The row `name` means among `rows` (see GpuCatalog::find): its index, or nullopt.
+std::optional<std::size_t> match_name(const std::vector<GpuSpec>& rows, std::string_view name) {
+  const std::string query = normalize(name);
+  const std::string bare_query = strip_vendor_words(query);
+  auto matches = [&](const std::string& n) {
+    const std::string candidate = normalize(n);
+    return candidate == query || strip_vendor_words(candidate) == bare_query;
+  };
+  // Pass 0: keys, 1: aliases, 2: NVML names; each pass also tries the names without vendor words.
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (matches(rows[i].key)) return i;
+  for (int pass = 1; pass < 3; ++pass) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const std::vector<std::string>& names = pass == 1 ? rows[i].aliases : rows[i].nvml_names;
+      if (std::any_of(names.begin(), names.end(), matches)) return i;
+    }
+  }
+  return std::nullopt;
+}
+
+Error unknown_gpu(std::string_view name, const std::vector<GpuSpec>& rows) {
+  std::vector<std::string> candidates;
+  for (const auto& gpu : rows) {
+    candidates.push_back(gpu.key);
+    for (const auto& a : gpu.aliases) candidates.push_back(a);
+  }
+  std::string message = "unknown GPU '" + std::string(name) + "'";
+  auto close = util::closest_matches(name, candidates);
+  if (!close.empty()) message += "; did you mean " + util::or_list(close) + "?";
+  message += " ('headroom gpus --catalog' lists the known GPUs; --gpu-memory-gib sets any size)";
+  return Error{ErrorCode::not_found, message, "--gpu"};
+}
+
+}  // namespace
+
+const GpuCatalog& GpuCatalog::builtin_parsed_whole() {
   static const GpuCatalog catalog = [] {
     auto text = embedded::find("gpus.jsonl");
     if (!text) return GpuCatalog{};
@@ -309,38 +427,48 @@ const GpuCatalog& GpuCatalog::builtin() {
   return catalog;
 }
 
-Result<GpuSpec> GpuCatalog::find(std::string_view name) const {
-  const std::string query = normalize(name);
-  const std::string bare_query = strip_vendor_words(query);
-  // Pass 0: keys, 1: aliases, 2: NVML names; each pass also tries the names without vendor words.
-  for (int pass = 0; pass < 3; ++pass) {
-    for (const auto& gpu : m_gpus) {
-      std::vector<std::string> names;
-      if (pass == 0) names = {gpu.key};
-      if (pass == 1) names = gpu.aliases;
-      if (pass == 2) names = gpu.nvml_names;
-      for (const auto& n : names) {
-        std::string candidate = normalize(n);
-        if (candidate == query || strip_vendor_words(candidate) == bare_query) return gpu;
-      }
+const GpuCatalog& GpuCatalog::builtin() {
+  static const GpuCatalog catalog = [] {
+    auto text = embedded::find("gpus.jsonl");
+    auto rows = text ? index_names(*text) : std::nullopt;
+    if (!rows) return builtin_parsed_whole();
+    auto index = std::make_shared<NameIndex>();
+    for (auto& [names, line] : *rows) {
+      index->names.push_back(std::move(names));
+      index->lines.push_back(line);
     }
-  }
-  std::vector<std::string> candidates;
-  for (const auto& gpu : m_gpus) {
-    candidates.push_back(gpu.key);
-    for (const auto& a : gpu.aliases) candidates.push_back(a);
-  }
-  std::string message = "unknown GPU '" + std::string(name) + "'";
-  auto close = util::closest_matches(name, candidates);
-  if (!close.empty()) message += "; did you mean " + util::or_list(close) + "?";
-  message += " ('headroom gpus --catalog' lists the known GPUs; --gpu-memory-gib sets any size)";
-  return make_error(ErrorCode::not_found, message, "--gpu");
+    GpuCatalog lazy;
+    lazy.m_index = std::move(index);
+    return lazy;
+  }();
+  return catalog;
+}
+
+const std::vector<GpuSpec>& GpuCatalog::all() const { return m_index ? builtin_parsed_whole().m_gpus : m_gpus; }
+
+// Row `at` of the built-in catalogue, parsed alone. A row that takes its total from a sibling,
+// or one that does not parse, is answered from the whole file, which says the same for every
+// other row (tests/unit/builtin_catalog_test.cc).
+Result<GpuSpec> GpuCatalog::builtin_row(std::size_t at) const {
+  auto row = util::parse_json(m_index->lines[at], "gpus.jsonl");
+  auto parsed = row ? parse_row(*row, "gpus.jsonl") : Result<ParsedRow>(tl::unexpected(row.error()));
+  if (parsed && parsed->total_known) return std::move(parsed->spec);
+  for (const auto& gpu : all())
+    if (gpu.key == m_index->names[at].key) return gpu;
+  return tl::unexpected(unknown_gpu(m_index->names[at].key, m_index->names));
+}
+
+Result<GpuSpec> GpuCatalog::find(std::string_view name) const {
+  const std::vector<GpuSpec>& rows = m_index ? m_index->names : m_gpus;
+  auto at = match_name(rows, name);
+  if (!at) return tl::unexpected(unknown_gpu(name, rows));
+  return m_index ? builtin_row(*at) : rows[*at];
 }
 
 std::optional<GpuSpec> GpuCatalog::match_live(std::string_view nvml_name, Bytes nvml_total_bytes) const {
   const std::string query = normalize(nvml_name);
   std::vector<const GpuSpec*> rows;
-  for (const auto& gpu : m_gpus) {
+  for (const auto& gpu : all()) {
     for (const auto& n : gpu.nvml_names) {
       if (normalize(n) == query) {
         rows.push_back(&gpu);
@@ -351,7 +479,7 @@ std::optional<GpuSpec> GpuCatalog::match_live(std::string_view nvml_name, Bytes 
   if (rows.empty()) {
     auto found = find(nvml_name);
     if (!found) return std::nullopt;
-    for (const auto& gpu : m_gpus)
+    for (const auto& gpu : all())
       if (gpu.key == found->key) rows.push_back(&gpu);
   }
   // The row whose expected NVML total is closest to the live one.

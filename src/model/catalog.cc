@@ -405,14 +405,10 @@ const json* find_catalog_line(std::string_view id) { return catalog_lines().find
 
 std::vector<std::string> catalog_model_ids() { return catalog_lines().ids(); }
 
-Result<ModelSpec> catalog_model(std::string_view id) {
-  const json* line = model_detail::find_catalog_line(id);
-  if (!line) {
-    std::string msg = "model '" + std::string(id) + "' is not in the built-in catalogue";
-    auto close = util::closest_matches(id, catalog_model_ids());
-    if (!close.empty()) msg += "; did you mean " + util::or_list(close) + "?";
-    return make_error(ErrorCode::not_found, msg);
-  }
+namespace {
+
+// The ModelSpec of one catalogue line (catalog_model, once found).
+Result<ModelSpec> spec_of_line(const json* line) {
   const std::string hf_id = (*line)["hf_id"].get<std::string>();
   const std::string where = "built-in catalogue (" + hf_id + ")";
   const std::string advice = "; download its config.json and pass the folder or file instead (e.g. "
@@ -459,6 +455,29 @@ Result<ModelSpec> catalog_model(std::string_view id) {
   spec->raw_config = *line;
   if (line->contains("total_params")) spec->declared_params = parse_param_count((*line)["total_params"]);
   return spec;
+}
+
+}  // namespace
+
+Result<ModelSpec> catalog_model(std::string_view id) {
+  const json* line = model_detail::find_catalog_line(id);
+  if (!line) {
+    std::string msg = "model '" + std::string(id) + "' is not in the built-in catalogue";
+    auto close = util::closest_matches(id, catalog_model_ids());
+    if (!close.empty()) msg += "; did you mean " + util::or_list(close) + "?";
+    return make_error(ErrorCode::not_found, msg);
+  }
+  // Each line's spec is built once per process (serve and plan look the same models up again and
+  // again): at most one entry per catalogue line, keyed by the line itself.
+  static std::mutex mutex;
+  static std::map<const json*, Result<ModelSpec>> built;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = built.find(line); it != built.end()) return it->second;
+  }
+  auto spec = spec_of_line(line);
+  std::lock_guard<std::mutex> lock(mutex);
+  return built.emplace(line, std::move(spec)).first->second;
 }
 
 }  // namespace headroom

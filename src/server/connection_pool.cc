@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <tuple>
 
 #include "server/api_error.h"
 #include "util/strings.h"
@@ -180,15 +181,17 @@ void ConnectionPool::watch() {
 
 void ConnectionPool::on_readable(int fd, unsigned events, std::vector<char>& buffer) {
   std::size_t wanted = 0;
+  bool streams = false;
   {
     std::lock_guard lock(m_mutex);
     auto it = m_pending.find(fd);
     if (it == m_pending.end()) return;
     wanted = it->second.wanted;
+    streams = it->second.streams;
   }
   // The head was read before: only the count of bytes queued is compared, in constant time
   // however the body trickles in.
-  if (wanted > 0) return await_body(fd, events, wanted);
+  if (wanted > 0) return await_body(fd, events, wanted, streams);
   ssize_t n = recv(fd, buffer.data(), buffer.size(), MSG_PEEK | MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
   if (n <= 0) {  // closed before a request, or reset
@@ -197,7 +200,7 @@ void ConnectionPool::on_readable(int fd, unsigned events, std::vector<char>& buf
   }
   HeadCheck head = inspect_head(std::string_view(buffer.data(), static_cast<std::size_t>(n)), m_options.head);
   switch (head.verdict) {
-    case HeadVerdict::ready: return hand_over(fd);
+    case HeadVerdict::ready: return hand_over(fd, head.streams);
     case HeadVerdict::line_too_long:
       return refuse(fd, 414, "uri_too_long",
                     "expected a request line of at most " + std::to_string(m_options.head.max_request_line_bytes) + " bytes");
@@ -212,9 +215,13 @@ void ConnectionPool::on_readable(int fd, unsigned events, std::vector<char>& buf
   if (head.head_bytes > 0) {
     {
       std::lock_guard lock(m_mutex);
-      if (auto it = m_pending.find(fd); it != m_pending.end()) it->second.head_done = true, it->second.wanted = head.wanted_bytes;
+      if (auto it = m_pending.find(fd); it != m_pending.end()) {
+        it->second.head_done = true;
+        it->second.wanted = head.wanted_bytes;
+        it->second.streams = head.streams;
+      }
     }
-    return await_body(fd, events, head.wanted_bytes);
+    return await_body(fd, events, head.wanted_bytes, head.streams);
   }
   // The client closed its side with half a request: nothing more will come.
   if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
@@ -224,9 +231,10 @@ void ConnectionPool::on_readable(int fd, unsigned events, std::vector<char>& buf
 }
 
 // The head is here; the body is once the socket holds `wanted` bytes (head included).
-void ConnectionPool::await_body(int fd, unsigned events, std::size_t wanted) {
+void ConnectionPool::await_body(int fd, unsigned events, std::size_t wanted, bool streams) {
   int queued = 0;
-  if (ioctl(fd, FIONREAD, &queued) == 0 && queued >= 0 && static_cast<std::size_t>(queued) >= wanted) return hand_over(fd);
+  if (ioctl(fd, FIONREAD, &queued) == 0 && queued >= 0 && static_cast<std::size_t>(queued) >= wanted)
+    return hand_over(fd, streams);
   if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
     epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
     release(fd);
@@ -261,13 +269,28 @@ void ConnectionPool::expire(Clock::time_point now) {
                      : "the request line and headers did not arrive within " + seconds(head_limit) + " s (--read-timeout)");
 }
 
-void ConnectionPool::hand_over(int fd) {
+int ConnectionPool::streaming_limit() const {
+  return m_options.max_streaming > 0 ? m_options.max_streaming : std::max(1, m_options.threads / 2);
+}
+
+// A request whose body is still arriving holds its worker until the body is in or
+// request_timeout passes: at most streaming_limit() of them at a time, so a client trickling
+// large uploads never holds every worker.
+void ConnectionPool::hand_over(int fd, bool streams) {
   epoll_ctl(m_epoll, EPOLL_CTL_DEL, fd, nullptr);
+  bool busy = false;
   {
     std::lock_guard lock(m_mutex);
-    m_pending.erase(fd);
-    m_ready.push_back(fd);
+    busy = streams && m_streaming >= streaming_limit();
+    if (!busy) {
+      m_streaming += streams ? 1 : 0;
+      m_pending.erase(fd);
+      m_ready.emplace_back(fd, streams);
+    }
   }
+  if (busy)
+    return refuse(fd, 503, "overloaded",
+                  std::to_string(streaming_limit()) + " uploads are being received; send this one again shortly");
   m_ready_cond.notify_one();
 }
 
@@ -333,11 +356,12 @@ void ConnectionPool::release(int fd) {
 void ConnectionPool::work() {
   for (;;) {
     int fd;
+    bool streams;
     {
       std::unique_lock lock(m_mutex);
       m_ready_cond.wait(lock, [&] { return m_done || !m_ready.empty(); });
       if (m_ready.empty()) return;  // shut down and drained
-      fd = m_ready.front();
+      std::tie(fd, streams) = m_ready.front();
       m_ready.pop_front();
     }
     // serve() closes the socket and its number may be reused at once: the books go by address.
@@ -353,6 +377,7 @@ void ConnectionPool::work() {
     m_serve(fd);
     {
       std::lock_guard lock(m_mutex);
+      m_streaming -= streams ? 1 : 0;
       auto c = m_per_client.find(client);
       if (c != m_per_client.end() && --c->second <= 0) m_per_client.erase(c);
     }

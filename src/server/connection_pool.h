@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "server/request_head.h"
@@ -31,6 +32,11 @@ struct PoolOptions {
   std::chrono::milliseconds head_timeout{10000};     // request line and headers, from accept
   std::chrono::milliseconds request_timeout{60000};  // the same and the body (HeadLimits)
   HeadLimits head;
+  // Workers that may hold a request whose body is still arriving (an upload past
+  // head.whole_body_bytes, or chunked), each until request_timeout; past it such a request is
+  // answered 503 with Retry-After. 0: half the threads, at least one, so that trickling uploads
+  // never hold every worker.
+  int max_streaming = 0;
 };
 
 class ConnectionPool {
@@ -54,13 +60,15 @@ class ConnectionPool {
     std::chrono::steady_clock::time_point accepted;
     bool head_done = false;  // the headers are here; the body is not yet
     std::size_t wanted = 0;  // bytes to wait for once the head is known (HeadCheck::wanted_bytes)
+    bool streams = false;    // HeadCheck::streams
   };
   void admit(int fd, std::string client);
   void watch();
   void on_readable(int fd, unsigned events, std::vector<char>& buffer);
-  void await_body(int fd, unsigned events, std::size_t wanted);
+  void await_body(int fd, unsigned events, std::size_t wanted, bool streams);
   void expire(std::chrono::steady_clock::time_point now);
-  void hand_over(int fd);
+  void hand_over(int fd, bool streams);
+  int streaming_limit() const;
   void fit_whole_body_to_receive_buffer(int listen_fd);
   void refuse(int fd, int status, const std::string& code, const std::string& message);
   void drain(int fd);
@@ -83,7 +91,8 @@ class ConnectionPool {
   std::unordered_map<int, std::chrono::steady_clock::time_point> m_lingering;
   std::unordered_map<int, std::string> m_client_of;  // fd -> address, from accept to close
   std::map<std::string, int> m_per_client;
-  std::deque<int> m_ready;
+  std::deque<std::pair<int, bool>> m_ready;  // fd, and whether its body is still arriving
+  int m_streaming = 0;                       // such requests handed to workers and not yet answered
   std::condition_variable m_ready_cond;
   bool m_done = false;
   std::vector<std::thread> m_threads;

@@ -71,6 +71,7 @@ HeadCheck inspect_head(std::string_view bytes, const HeadLimits& limits) {
   // A chunked body is not waited for: its size is not known up front.
   const std::size_t waited = chunked ? 0 : body <= limits.whole_body_bytes ? body : std::min(body, limits.body_prefix_bytes);
   out.wanted_bytes = pos + waited;
+  out.streams = chunked || body > limits.whole_body_bytes;
   if (bytes.size() >= out.wanted_bytes) out.verdict = HeadVerdict::ready;
   return out;
 }

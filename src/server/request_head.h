@@ -30,6 +30,9 @@ struct HeadCheck {
   HeadVerdict verdict = HeadVerdict::incomplete;
   std::size_t head_bytes = 0;    // request line + headers + blank line, when complete
   std::size_t wanted_bytes = 0;  // head_bytes and the body bytes to wait for, when the head is complete
+  // The body is not waited for whole (chunked, or longer than whole_body_bytes): the worker that
+  // takes the connection reads the rest as it arrives.
+  bool streams = false;
 };
 
 // Looks at the first bytes a client sent (at most peek_bytes(limits) of them). Linear in their

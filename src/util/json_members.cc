@@ -48,7 +48,7 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
 
 }  // namespace
 
-std::optional<std::vector<JsonMember>> object_members(std::string_view t) {
+std::optional<std::vector<JsonMember>> object_members(std::string_view t, std::size_t leading) {
   std::vector<JsonMember> out;
   std::size_t i = skip_space(t, 0);
   if (i >= t.size() || t[i] != '{') return std::nullopt;
@@ -65,6 +65,7 @@ std::optional<std::vector<JsonMember>> object_members(std::string_view t) {
     const std::size_t value_end = skip_value(t, value_begin);
     if (value_end == k_fail || value_end == value_begin) return std::nullopt;
     out.push_back({name, t.substr(value_begin, value_end - value_begin)});
+    if (out.size() == leading) return out;
     i = skip_space(t, value_end);
     if (i < t.size() && t[i] == ',') {
       i = skip_space(t, i + 1);

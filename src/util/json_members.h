@@ -17,7 +17,9 @@ struct JsonMember {
 // The members of the object `text` in order. Strings (with their escapes) and brackets are
 // matched to find where each value ends; the values themselves are not checked. nullopt when
 // `text` is not an object of that shape (an unclosed string or bracket, a missing ':' or ',').
-// Linear in the size of `text`, with no recursion.
-std::optional<std::vector<JsonMember>> object_members(std::string_view text);
+// Linear in the size of `text`, with no recursion. With `leading` set, stops after that many
+// members and returns them without reading (or checking) the rest of the object.
+std::optional<std::vector<JsonMember>> object_members(std::string_view text,
+                                                      std::size_t leading = std::string_view::npos);
 
 }  // namespace headroom::util

@@ -42,5 +42,41 @@ TEST(BuiltinCatalog, GpuCatalogEqualsTheWholeFileParsed) {
   EXPECT_EQ(gpu_catalog_to_json(GpuCatalog::builtin()), gpu_catalog_to_json(*whole));
 }
 
+// Every member of a GpuSpec, for comparing two answers.
+std::string fields(const GpuSpec& g) {
+  nlohmann::json j = {g.key, g.name, g.vendor, g.architecture, g.compute_capability, g.total_bytes,
+                      g.nvml_total_bytes.value_or(-1), g.memory_marketing_gb, g.bf16_supported,
+                      g.fp8_supported, g.nvlink, g.unified_memory, g.aliases, g.nvml_names};
+  return j.dump();
+}
+
+// find() on the built-in catalogue reads the names of each line and parses only the line it
+// answers with; every name (keys, aliases, NVML names, with and without vendor words, in other
+// cases) answers as the whole file parsed does, including l40, whose total comes from a sibling.
+TEST(BuiltinCatalog, GpuLookupEqualsTheWholeFileParsed) {
+  auto text = embedded::find("gpus.jsonl");
+  ASSERT_TRUE(text);
+  auto whole = GpuCatalog::from_jsonl(*text, "gpus.jsonl");
+  ASSERT_TRUE(whole) << whole.error().to_string();
+  std::vector<std::string> names = {"NVIDIA H100", "geforce rtx 4090", "a100_80gb", "L40", "h200-nvl",
+                                    "no such gpu", "H1OO", "", std::string(5000, 'x')};
+  for (const auto& gpu : whole->all()) {
+    names.push_back(gpu.key);
+    for (const auto& a : gpu.aliases) names.push_back(a);
+    for (const auto& n : gpu.nvml_names) names.push_back(n);
+  }
+  ASSERT_GT(names.size(), 300u);
+  for (const auto& name : names) {
+    auto lazy = GpuCatalog::builtin().find(name);
+    auto parsed = whole->find(name);
+    ASSERT_EQ(lazy.has_value(), parsed.has_value()) << name;
+    if (parsed) {
+      EXPECT_EQ(fields(*lazy), fields(*parsed)) << name;
+    } else {
+      EXPECT_EQ(lazy.error().message, parsed.error().message) << name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace headroom

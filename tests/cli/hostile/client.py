@@ -254,6 +254,39 @@ for s in bodies:
 print(f"trickling bodies: {timeouts} of {len(bodies)} answered 408 by the reception", flush=True)
 expect(f"trickling bodies answered 408 at the request deadline ({timeouts} of {len(bodies)})", timeouts == len(bodies))
 
+# ---- uploads past the whole-body limit that trickle hold at most half the workers ----
+# Six /v1/diagnose uploads announce 2 MB (past --max-body-bytes, so a worker reads the rest as it
+# arrives), send their first 40 KiB, then a byte every 0.5 s. Two of the 4 workers take them, each
+# until --request-timeout (4 s); the others are answered 503 with Retry-After at once, and normal
+# checks keep answering. Before this bound, the uploads held every worker and normal checks waited
+# for the request timeout.
+up_head = b"POST /v1/diagnose HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2000000\r\n\r\n"
+uploads = [raw("127.0.0.7", up_head + b"INFO x\n" * 6000) for _ in range(6)]
+bodies = uploads
+body_stop = threading.Event()
+bt = threading.Thread(target=trickle_bodies)
+bt.start()
+time.sleep(0.3)
+for i in range(3):
+    normal_check(f"under trickling uploads {i}")
+up_answers = {}
+deadline = time.monotonic() + 1.0
+while time.monotonic() < deadline and len(up_answers) < len(uploads):
+    ready, _, _ = select.select([s for s in uploads if s not in up_answers], [], [], 0.1)
+    for s in ready:
+        try:
+            up_answers[s] = s.recv(4096)
+        except OSError:
+            up_answers[s] = b""
+busy = sum(1 for a in up_answers.values() if a.startswith(b"HTTP/1.1 503") and b"Retry-After:" in a)
+body_stop.set()
+bt.join()
+for s in uploads:
+    s.close()
+print(f"trickling uploads: {busy} of {len(uploads)} answered 503 with Retry-After, the rest held a worker", flush=True)
+expect(f"trickling uploads past half the workers answered 503 ({busy} of {len(uploads)})", busy >= len(uploads) - 2)
+time.sleep(0.2)
+
 # ---- header floods: refused early, memory bounded ----
 flood_answers = []
 
