@@ -4,6 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "headroom/gpu.h"
@@ -314,8 +317,14 @@ std::string without_documentation(std::string_view text) {
 }  // namespace
 
 struct GpuCatalog::NameIndex {
+  // A line's row, parsed the first time find() answers with it (serve asks again and again).
+  struct Parsed {
+    std::once_flag once;
+    std::optional<Result<GpuSpec>> row;
+  };
   std::vector<GpuSpec> names;           // key, aliases and NVML names of each line; the rest unread
   std::vector<std::string_view> lines;  // the embedded line each row of `names` was read from
+  std::unique_ptr<Parsed[]> parsed;     // one per line
 };
 
 namespace {
@@ -437,6 +446,7 @@ const GpuCatalog& GpuCatalog::builtin() {
       index->names.push_back(std::move(names));
       index->lines.push_back(line);
     }
+    index->parsed = std::make_unique<NameIndex::Parsed[]>(index->names.size());
     GpuCatalog lazy;
     lazy.m_index = std::move(index);
     return lazy;
@@ -450,12 +460,22 @@ const std::vector<GpuSpec>& GpuCatalog::all() const { return m_index ? builtin_p
 // or one that does not parse, is answered from the whole file, which says the same for every
 // other row (tests/unit/builtin_catalog_test.cc).
 Result<GpuSpec> GpuCatalog::builtin_row(std::size_t at) const {
-  auto row = util::parse_json(m_index->lines[at], "gpus.jsonl");
-  auto parsed = row ? parse_row(*row, "gpus.jsonl") : Result<ParsedRow>(tl::unexpected(row.error()));
-  if (parsed && parsed->total_known) return std::move(parsed->spec);
-  for (const auto& gpu : all())
-    if (gpu.key == m_index->names[at].key) return gpu;
-  return tl::unexpected(unknown_gpu(m_index->names[at].key, m_index->names));
+  NameIndex::Parsed& cached = m_index->parsed[at];
+  std::call_once(cached.once, [&] {
+    auto row = util::parse_json(m_index->lines[at], "gpus.jsonl");
+    auto parsed = row ? parse_row(*row, "gpus.jsonl") : Result<ParsedRow>(tl::unexpected(row.error()));
+    if (parsed && parsed->total_known) {
+      cached.row = std::move(parsed->spec);
+      return;
+    }
+    for (const auto& gpu : all()) {
+      if (gpu.key != m_index->names[at].key) continue;
+      cached.row = gpu;
+      return;
+    }
+    cached.row = tl::unexpected(unknown_gpu(m_index->names[at].key, m_index->names));
+  });
+  return *cached.row;
 }
 
 Result<GpuSpec> GpuCatalog::find(std::string_view name) const {

@@ -208,10 +208,8 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
     if (!from_hub) return tl::unexpected(from_hub.error());
     if (*from_hub) return std::move(**from_hub);
   }
-  if (options.use_catalog) {
-    auto spec = catalog_model(model_ref);
-    if (spec || spec.error().code != ErrorCode::not_found) return spec;
-  }
+  // Looked up first, so that an id the catalogue lacks gets one "did you mean" (below), not two.
+  if (options.use_catalog && model_detail::find_catalog_line(model_ref) != nullptr) return catalog_model(model_ref);
   std::string msg = unknown_model_message(model_ref, hf_cache, options);
   if (options.hub != nullptr && options.hub->offline && hub::is_repo_id(model_ref)) msg += ", not in headroom's Hub cache (offline)";
   return make_error(ErrorCode::not_found, msg + did_you_mean(model_ref, options));

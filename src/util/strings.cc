@@ -51,19 +51,37 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
-std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
-  std::string a = to_lower(a_in), b = to_lower(b_in);
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+namespace {
+
+// The Levenshtein distance of `a` and `b` as they are, when it is at most `limit`; limit + 1 when
+// it is more. The table stops at the first row whose every entry is past the limit: a row's
+// smallest entry never falls, so the distance is past it too. `rows` is scratch space.
+std::size_t bounded_distance(std::string_view a, std::string_view b, std::size_t limit,
+                             std::vector<std::size_t>& rows) {
+  rows.assign(2 * (b.size() + 1), 0);
+  std::size_t* prev = rows.data();
+  std::size_t* cur = prev + b.size() + 1;
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
+    std::size_t row_min = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      const std::size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      row_min = std::min(row_min, cur[j]);
     }
+    if (row_min > limit) return limit + 1;
     std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return std::min(prev[b.size()], limit + 1);
+}
+
+}  // namespace
+
+std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
+  const std::string a = to_lower(a_in), b = to_lower(b_in);
+  std::vector<std::size_t> rows;
+  return bounded_distance(a, b, std::max(a.size(), b.size()), rows);
 }
 
 std::vector<std::string> closest_matches(std::string_view query, const std::vector<std::string>& candidates,
@@ -76,6 +94,7 @@ std::vector<std::string> closest_matches(std::string_view query, const std::vect
     std::string name;
   };
   std::vector<Scored> scored;
+  std::vector<std::size_t> rows;
   for (const auto& c : candidates) {
     std::string lc = to_lower(c);
     bool contains = !q.empty() && (lc.find(q) != std::string::npos || q.find(lc) != std::string::npos);
@@ -83,7 +102,7 @@ std::vector<std::string> closest_matches(std::string_view query, const std::vect
     // The distance is at least the difference in length: past the limit, nothing to compute.
     const std::size_t length_gap = lc.size() > q.size() ? lc.size() - q.size() : q.size() - lc.size();
     if (!contains && length_gap > limit) continue;
-    std::size_t d = edit_distance(q, lc);
+    std::size_t d = bounded_distance(q, lc, limit, rows);
     if (contains) d = std::min(d, limit);  // substring hits always qualify
     if (d <= limit) scored.push_back({d, c});
   }

@@ -15,6 +15,23 @@ TEST(Strings, ClosestMatchesDropsFarNames) {
   EXPECT_TRUE(closest_matches("zzzzzz", {"H100", "A100"}).empty());
 }
 
+TEST(Strings, EditDistanceIsLevenshteinIgnoringCase) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("H100", "h100"), 0u);
+  EXPECT_EQ(edit_distance("flaw", "lawn"), 2u);
+}
+
+// The table stops once a row is past the limit (max(2, longer length / 3)): a name at exactly the
+// limit is still suggested, one a step past it is not, in order of distance.
+TEST(Strings, ClosestMatchesKeepsNamesAtTheLimitAndDropsThoseBeyond) {
+  // "abcdefghi" (9): limit 3.
+  auto m = closest_matches("abcdefghi", {"abcdefxyz", "abcdewxyz", "abcdefghx"});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0], "abcdefghx");  // 1
+  EXPECT_EQ(m[1], "abcdefxyz");  // 3; "abcdewxyz" is 4
+}
+
 TEST(Strings, PyRound2MatchesPythonRepr) {
   EXPECT_EQ(py_round2(5.0), "5.0");
   EXPECT_EQ(py_round2(15.7249), "15.72");
