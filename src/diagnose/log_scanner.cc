@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "diagnose/log_source.h"
+#include "diagnose/pattern_cache.h"
 #include "headroom/diagnose.h"
 #include "headroom/log_normalizer.h"
 #include "util/strings.h"
@@ -65,6 +66,12 @@ Result<std::unique_ptr<LogScanner>> LogScanner::create(const std::vector<std::st
   CompiledPatterns& impl = *scanner->m_impl->compiled;
   std::vector<int> candidates(patterns.size());
   for (std::size_t i = 0; i < patterns.size(); ++i) candidates[i] = static_cast<int>(i);
+  // A database compiled by an earlier run (only ever stored when every pattern compiled).
+  if (hs_database_t* cached = patterns.empty() ? nullptr : pattern_cache::load(patterns, HS_FLAG_MULTILINE)) {
+    impl.db = cached;
+    impl.hs_ids = candidates;
+    candidates.clear();
+  }
   // Compile everything at once; a pattern Hyperscan rejects is moved to the RE2 fallback and the
   // rest compiled again.
   while (!candidates.empty()) {
@@ -81,6 +88,7 @@ Result<std::unique_ptr<LogScanner>> LogScanner::create(const std::vector<std::st
                          nullptr, &db, &err) == HS_SUCCESS) {
       impl.db = db;
       impl.hs_ids = candidates;
+      if (impl.fallback.empty()) pattern_cache::store(patterns, HS_FLAG_MULTILINE, db);
       break;
     }
     int bad = err ? err->expression : -1;
