@@ -7,26 +7,15 @@
 
 #include "util/json_file.h"
 #include "util/regular_file.h"
+#include "util/sha256.h"
 
 namespace headroom::pattern_cache {
 
 namespace {
 
-constexpr std::string_view k_magic = "headroom-hyperscan-1\n";
+constexpr std::string_view k_magic = "headroom-hyperscan-2\n";
 // Larger than any database of headroom's signatures (about 1 MB); a bigger file is not read.
 constexpr std::uintmax_t k_max_file_bytes = 64ull << 20;
-
-std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 14695981039346656037ull) {
-  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(std::uint64_t v) {
-  static const char* digits = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = digits[v & 15];
-  return out;
-}
 
 std::filesystem::path folder() {
   if (const char* own = std::getenv("HEADROOM_PATTERN_CACHE"); own && *own)
@@ -43,10 +32,9 @@ std::filesystem::path folder() {
 std::string path_for(const std::vector<std::string>& patterns, unsigned flags) {
   const std::filesystem::path dir = folder();
   if (dir.empty()) return {};
-  std::uint64_t h = fnv1a(hs_version());
-  h = fnv1a(std::to_string(flags), h);
-  for (const auto& p : patterns) h = fnv1a(std::string_view(p.data(), p.size() + 1), h);  // with its NUL
-  return (dir / (hex(h) + ".hsdb")).string();
+  std::string key = std::string(hs_version()) + '\0' + std::to_string(flags) + '\0';
+  for (const auto& p : patterns) key.append(p.data(), p.size() + 1);  // each with its NUL
+  return (dir / (util::sha256_hex(key).substr(0, 16) + ".hsdb")).string();
 }
 
 hs_database_t* load(const std::vector<std::string>& patterns, unsigned flags) {
@@ -54,11 +42,11 @@ hs_database_t* load(const std::vector<std::string>& patterns, unsigned flags) {
   if (path.empty()) return nullptr;
   auto text = util::read_file(path, k_max_file_bytes);
   if (!text) return nullptr;
-  // magic, 16 hex digits of the payload's hash, a newline, the payload (hs_serialize_database).
-  const std::size_t header = k_magic.size() + 17;
+  // magic, the payload's SHA-256 in hex, a newline, the payload (hs_serialize_database).
+  const std::size_t header = k_magic.size() + 65;
   if (text->size() <= header || std::string_view(*text).substr(0, k_magic.size()) != k_magic) return nullptr;
   const std::string_view payload = std::string_view(*text).substr(header);
-  if (text->substr(k_magic.size(), 16) != hex(fnv1a(payload))) return nullptr;
+  if (text->substr(k_magic.size(), 64) != util::sha256_hex(payload)) return nullptr;
   hs_database_t* db = nullptr;
   if (hs_deserialize_database(payload.data(), payload.size(), &db) != HS_SUCCESS) return nullptr;
   return db;
@@ -73,7 +61,7 @@ void store(const std::vector<std::string>& patterns, unsigned flags, const hs_da
   std::string payload(bytes, size);
   std::free(bytes);  // hs_serialize_database allocates with the misc allocator, malloc by default
   std::string content(k_magic);
-  content += hex(fnv1a(payload));
+  content += util::sha256_hex(payload);
   content += '\n';
   content += payload;
   (void)util::write_file_atomically(path, content);

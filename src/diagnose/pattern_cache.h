@@ -4,7 +4,7 @@
 //
 // Where: $HEADROOM_PATTERN_CACHE when set (a folder; "0" turns the cache off), else
 // $XDG_CACHE_HOME/headroom/patterns, else ~/.cache/headroom/patterns. One file per set of
-// patterns, named by a hash of Hyperscan's version, the flags and the patterns. A file that is
+// patterns, named by a SHA-256 of Hyperscan's version, the flags and the patterns. A file that is
 // cut short, altered or compiled for another CPU is not used (its own checksum, then Hyperscan's
 // checks), and the patterns are compiled again and the file rewritten.
 #pragma once

@@ -9,6 +9,7 @@ Abusers connect from 127.0.0.2 and up (one address per kind of abuse), normal re
 import http.client
 import json
 import os
+import select
 import socket
 import sys
 import threading
@@ -88,6 +89,20 @@ def read_answer(s, limit=65536):
     except (socket.timeout, ConnectionResetError):
         pass
     return data
+
+
+def answers_within(socks, seconds):
+    """The first bytes each of `socks` answers within `seconds`, by socket; silent ones are left out."""
+    answers = {}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and len(answers) < len(socks):
+        ready, _, _ = select.select([s for s in socks if s not in answers], [], [], 0.1)
+        for s in ready:
+            try:
+                answers[s] = s.recv(4096)
+            except OSError:
+                answers[s] = b""
+    return answers
 
 
 def error_of(text):
@@ -202,16 +217,7 @@ for i in range(5):
 many = [raw("127.0.0.4") for _ in range(24)]
 # The refused ones are answered at once; the 16 admitted ones get nothing until their head
 # deadline (2 s), so whatever answers within 1.9 s is a refusal.
-import select
-answers = {}
-deadline = time.monotonic() + 1.9
-while time.monotonic() < deadline and len(answers) < len(many):
-    ready, _, _ = select.select([s for s in many if s not in answers], [], [], 0.1)
-    for s in ready:
-        try:
-            answers[s] = s.recv(4096)
-        except OSError:
-            answers[s] = b""
+answers = answers_within(many, 1.9)
 refused = sum(1 for a in answers.values() if a.startswith(b"HTTP/1.1 503") and b"Retry-After:" in a)
 print(f"one address, 24 connections: {refused} answered 503 with Retry-After at once", flush=True)
 expect(f"connections past the per-client limit answered 503 with Retry-After ({refused} of 24)", refused >= 1)
@@ -270,15 +276,7 @@ bt.start()
 time.sleep(0.3)
 for i in range(3):
     normal_check(f"under trickling uploads {i}")
-up_answers = {}
-deadline = time.monotonic() + 1.0
-while time.monotonic() < deadline and len(up_answers) < len(uploads):
-    ready, _, _ = select.select([s for s in uploads if s not in up_answers], [], [], 0.1)
-    for s in ready:
-        try:
-            up_answers[s] = s.recv(4096)
-        except OSError:
-            up_answers[s] = b""
+up_answers = answers_within(uploads, 1.0)
 busy = sum(1 for a in up_answers.values() if a.startswith(b"HTTP/1.1 503") and b"Retry-After:" in a)
 body_stop.set()
 bt.join()
