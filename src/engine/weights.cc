@@ -1,8 +1,11 @@
 #include "engine/weights.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "engine/bounded_memo.h"
@@ -18,9 +21,12 @@ enum class Shard { replicated, column, row, row_bias, vocab, kv_heads, qkv_fused
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// Compares the last character before the rest: most names end otherwise, and this runs for every
+// tensor of a checkpoint against dozens of suffixes.
 bool ends_with_any(std::string_view s, std::initializer_list<std::string_view> suffixes) {
+  if (s.empty()) return false;
   for (auto x : suffixes)
-    if (s.ends_with(x)) return true;
+    if (x.size() <= s.size() && x.back() == s.back() && s.ends_with(x)) return true;
   return false;
 }
 
@@ -84,17 +90,35 @@ Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
   return shape.size() >= 2 ? Shard::column : Shard::replicated;
 }
 
-std::optional<int> layer_index(std::string_view name) {
+// The language-model layer a tensor belongs to ("model.layers.3.mlp..." → 3); nullopt for
+// tensors outside the layers and for a tower's own layers. `memo` remembers the tower check of
+// the last name's prefix: a checkpoint's tensors share a handful of prefixes.
+struct PrefixMemo {
+  std::string_view prefix;
+  bool vision = false;
+};
+
+std::optional<int> layer_index(std::string_view name, PrefixMemo* memo = nullptr) {
   for (std::string_view key : {".layers.", ".h.", ".blocks.", ".layer."}) {
     auto pos = name.find(key);
     if (pos == std::string_view::npos) continue;
     // Only the language model's layers count for pipeline stages.
-    if (is_vision(name.substr(0, pos + 1))) return std::nullopt;
-    std::size_t start = pos + key.size();
-    std::size_t end = start;
-    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
-    if (end == start) continue;
-    return std::stoi(std::string(name.substr(start, end - start)));
+    const std::string_view prefix = name.substr(0, pos + 1);
+    bool vision = false;
+    if (memo && memo->prefix == prefix && !prefix.empty()) {
+      vision = memo->vision;
+    } else {
+      vision = is_vision(prefix);
+      if (memo) *memo = PrefixMemo{prefix, vision};
+    }
+    if (vision) return std::nullopt;
+    const std::size_t start = pos + key.size();
+    if (start >= name.size() || name[start] < '0' || name[start] > '9') continue;
+    int layer = 0;
+    // Digits only (from_chars would also take a sign); a number past int is what std::stoi threw.
+    if (std::from_chars(name.data() + start, name.data() + name.size(), layer).ec != std::errc())
+      throw std::out_of_range("layer number out of range in " + std::string(name));
+    return layer;
   }
   return std::nullopt;
 }
@@ -215,9 +239,10 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   std::vector<double> stage_layer_bytes(static_cast<std::size_t>(pp), 0.0);
   double embedding_rank_bytes = 0;
 
+  PrefixMemo prefixes;
   for (const auto& t : inventory.tensors) {
     std::string_view name = t.name;
-    auto layer = layer_index(name);
+    auto layer = layer_index(name, &prefixes);
     // MTP / next-token-prediction layers beyond num_hidden_layers are not loaded without a
     // speculative config (deepseek_v2.py skips them).
     if (layer && *layer >= model.num_layers) continue;

@@ -4,9 +4,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "headroom/gpu.h"
@@ -21,33 +24,41 @@ namespace {
 using nlohmann::json;
 
 // Lower case without spaces, dashes and underscores; "<digit>gb" becomes "<digit>g" so that
-// "A100-80GB" meets the alias "a100-80g".
-std::string normalize(std::string_view name) {
-  std::string out;
+// "A100-80GB" meets the alias "a100-80g". Written into `out`, whose storage a caller reuses
+// across the catalogue's names (a lookup compares hundreds of them).
+void normalize_into(std::string_view name, std::string& out) {
+  out.clear();
   for (char c : name) {
     if (c == ' ' || c == '-' || c == '_' || c == '\t') continue;
     out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
-  std::string folded;
+  // Drop the 'b' of "<digit>gb" in place: the write position never passes the read position.
+  std::size_t w = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
-    folded.push_back(out[i]);
-    if (i > 0 && std::isdigit(static_cast<unsigned char>(out[i - 1])) && out[i] == 'g' && i + 1 < out.size() &&
-        out[i + 1] == 'b')
-      ++i;
+    const bool gb = i > 0 && std::isdigit(static_cast<unsigned char>(out[i - 1])) && out[i] == 'g' &&
+                    i + 1 < out.size() && out[i + 1] == 'b';
+    out[w++] = out[i];
+    if (gb) ++i;
   }
-  return folded;
+  out.resize(w);
 }
 
-// Vendor words people add or leave out: "NVIDIA GeForce RTX 4090" vs "RTX 4090".
-std::string strip_vendor_words(std::string normalized) {
-  static const char* const k_prefixes[] = {"nvidia", "geforce", "tesla", "amd", "instinct"};
+std::string normalize(std::string_view name) {
+  std::string out;
+  normalize_into(name, out);
+  return out;
+}
+
+// Vendor words people add or leave out: "NVIDIA GeForce RTX 4090" vs "RTX 4090". A normalized
+// name without its leading vendor words (never all of it).
+std::string_view without_vendor_words(std::string_view normalized) {
+  static constexpr std::string_view k_prefixes[] = {"nvidia", "geforce", "tesla", "amd", "instinct"};
   bool changed = true;
   while (changed) {
     changed = false;
-    for (const char* p : k_prefixes) {
-      std::string_view prefix(p);
-      if (normalized.size() > prefix.size() && normalized.compare(0, prefix.size(), prefix) == 0) {
-        normalized.erase(0, prefix.size());
+    for (std::string_view prefix : k_prefixes) {
+      if (normalized.size() > prefix.size() && normalized.starts_with(prefix)) {
+        normalized.remove_prefix(prefix.size());
         changed = true;
       }
     }
@@ -288,87 +299,150 @@ namespace {
 // in logs), four fifths of the file: from_jsonl reads none of them, and parsing them would be most
 // of what a check costs. Lines stay lines, so messages keep their line numbers; a line that is not
 // an object of members is kept whole for from_jsonl to report.
-std::string without_documentation(std::string_view text) {
+void append_without_documentation(std::string_view line, std::string& out) {
   static constexpr std::string_view k_skipped[] = {"sources", "notes", "memory_total_gib_torch_observed"};
+  auto members = util::object_members(line);
+  if (!members) {
+    out.append(line).push_back('\n');
+    return;
+  }
+  out.push_back('{');
+  bool first = true;
+  for (const auto& m : *members) {
+    if (std::find(std::begin(k_skipped), std::end(k_skipped), m.name) != std::end(k_skipped)) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    out.append("\"").append(m.name).append("\":").append(m.value);
+  }
+  out.append("}\n");
+}
+
+std::string without_documentation(std::string_view text) {
   std::string out;
   out.reserve(text.size() / 4);
   for (std::string_view rest = text; !rest.empty();) {
     const std::size_t end = rest.find('\n');
-    const std::string_view line = rest.substr(0, end);
+    append_without_documentation(rest.substr(0, end), out);
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    auto members = util::object_members(line);
-    if (!members) {
-      out.append(line).push_back('\n');
-      continue;
-    }
-    out.push_back('{');
-    bool first = true;
-    for (const auto& m : *members) {
-      if (std::find(std::begin(k_skipped), std::end(k_skipped), m.name) != std::end(k_skipped)) continue;
-      if (!first) out.push_back(',');
-      first = false;
-      out.append("\"").append(m.name).append("\":").append(m.value);
-    }
-    out.append("}\n");
   }
   return out;
 }
 
 }  // namespace
 
-struct GpuCatalog::NameIndex {
-  // A line's row, parsed the first time find() answers with it (serve asks again and again).
-  struct Parsed {
-    std::once_flag once;
-    std::optional<Result<GpuSpec>> row;
-  };
-  std::vector<GpuSpec> names;           // key, aliases and NVML names of each line; the rest unread
-  std::vector<std::string_view> lines;  // the embedded line each row of `names` was read from
-  std::unique_ptr<Parsed[]> parsed;     // one per line
-};
-
 namespace {
 
-// `value` as an array of strings without escapes (how the catalogue writes its names), read
-// without a JSON parser: 1.4 M instructions of a check's 7.9 M went to parsing these arrays.
-// false when `value` is written otherwise (the caller then parses it).
-bool plain_strings(std::string_view value, std::vector<std::string>& into) {
-  auto skip = [&](std::size_t i) {
-    while (i < value.size() && (value[i] == ' ' || value[i] == '\t')) ++i;
-    return i;
+// The names of catalogue rows as views, without a GpuSpec per row: each row's key, and its
+// aliases and NVML names as ranges of one array. Views point into the embedded catalogue, into
+// the GpuSpecs of a parsed catalogue, or into `decoded` for a name written with escapes.
+struct NameTable {
+  struct Row {
+    std::string_view key;
+    std::uint32_t aliases = 0, nvml = 0, end = 0;  // [aliases, nvml) and [nvml, end) in `names`
   };
-  std::size_t i = skip(0);
+  std::vector<Row> rows;
+  std::vector<std::string_view> names;
+  std::deque<std::string> decoded;  // a deque: its strings never move
+
+  std::span<const std::string_view> aliases(const Row& r) const { return {names.data() + r.aliases, r.nvml - r.aliases}; }
+  std::span<const std::string_view> nvml_names(const Row& r) const { return {names.data() + r.nvml, r.end - r.nvml}; }
+  std::uint32_t mark() const { return static_cast<std::uint32_t>(names.size()); }
+};
+
+NameTable table_of(const std::vector<GpuSpec>& gpus) {
+  NameTable t;
+  t.rows.reserve(gpus.size());
+  for (const auto& gpu : gpus) {
+    NameTable::Row row{gpu.key};
+    row.aliases = t.mark();
+    t.names.insert(t.names.end(), gpu.aliases.begin(), gpu.aliases.end());
+    row.nvml = t.mark();
+    t.names.insert(t.names.end(), gpu.nvml_names.begin(), gpu.nvml_names.end());
+    row.end = t.mark();
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+std::size_t skip_blanks(std::string_view s, std::size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return i;
+}
+
+// A JSON string written without escapes (how the catalogue writes its names), as a view of its
+// text; nullopt when it is written otherwise. `i` is where the opening quote should be; on
+// success it is moved past the closing quote.
+std::optional<std::string_view> plain_string(std::string_view s, std::size_t& i) {
+  if (i >= s.size() || s[i] != '"') return std::nullopt;
+  const std::size_t close = s.find_first_of("\"\\", i + 1);
+  if (close == std::string_view::npos || s[close] != '"') return std::nullopt;
+  const std::string_view out = s.substr(i + 1, close - i - 1);
+  i = close + 1;
+  return out;
+}
+
+// `value` as an array of plain strings, appended to `into` without a JSON parser (1.4 M of a
+// check's 7.9 M instructions went to parsing these arrays). false when written otherwise.
+bool plain_strings(std::string_view value, std::vector<std::string_view>& into) {
+  std::size_t i = skip_blanks(value, 0);
   if (i >= value.size() || value[i] != '[') return false;
-  i = skip(i + 1);
-  if (i < value.size() && value[i] == ']') return skip(i + 1) == value.size();
-  while (i < value.size() && value[i] == '"') {
-    const std::size_t close = value.find_first_of("\"\\", i + 1);
-    if (close == std::string_view::npos || value[close] != '"') return false;
-    into.emplace_back(value.substr(i + 1, close - i - 1));
-    i = skip(close + 1);
-    if (i < value.size() && value[i] == ']') return skip(i + 1) == value.size();
+  i = skip_blanks(value, i + 1);
+  if (i < value.size() && value[i] == ']') return skip_blanks(value, i + 1) == value.size();
+  while (auto name = plain_string(value, i)) {
+    into.push_back(*name);
+    i = skip_blanks(value, i);
+    if (i < value.size() && value[i] == ']') return skip_blanks(value, i + 1) == value.size();
     if (i >= value.size() || value[i] != ',') return false;
-    i = skip(i + 1);
+    i = skip_blanks(value, i + 1);
   }
   return false;
 }
 
+// `value` (a JSON array of strings) appended to the table's names, decoding escapes when the
+// catalogue writes any; false when it is no array of strings.
+bool append_names(std::string_view value, NameTable& t) {
+  const std::size_t before = t.names.size();
+  if (plain_strings(value, t.names)) return true;
+  t.names.resize(before);
+  auto parsed = util::parse_json(value, "gpus.jsonl");
+  if (!parsed || !parsed->is_array()) return false;
+  for (const auto& v : *parsed) {
+    if (!v.is_string()) return false;
+    t.names.push_back(t.decoded.emplace_back(v.get<std::string>()));
+  }
+  return true;
+}
+
+// A row's key: its plain text, or decoded when written with escapes; nullopt when no string.
+std::optional<std::string_view> key_of(std::string_view value, NameTable& t) {
+  std::size_t i = skip_blanks(value, 0);
+  if (auto key = plain_string(value, i); key && skip_blanks(value, i) == value.size()) return key;
+  auto parsed = util::parse_json(value, "gpus.jsonl");
+  if (!parsed || !parsed->is_string()) return std::nullopt;
+  return t.decoded.emplace_back(parsed->get<std::string>());
+}
+
+}  // namespace
+
+struct GpuCatalog::NameIndex {
+  NameTable table;                      // key, aliases and NVML names of each line; the rest unread
+  std::vector<std::string_view> lines;  // the embedded line each row of `table` was read from
+  // Rows parsed so far, the first time find() answers with each (serve asks again and again).
+  mutable std::mutex mutex;
+  mutable std::map<std::size_t, Result<GpuSpec>> parsed;
+};
+
+namespace {
+
 // The names of each line of `text`, from its leading members (the catalogue writes "key",
-// "aliases" and "nvml_name" first). nullopt when a line is written otherwise: the caller then
-// parses the whole file.
-std::optional<std::vector<std::pair<GpuSpec, std::string_view>>> index_names(std::string_view text) {
-  std::vector<std::pair<GpuSpec, std::string_view>> out;
-  auto strings = [](std::string_view value, std::vector<std::string>& into) {
-    if (plain_strings(value, into)) return true;
-    into.clear();
-    auto parsed = util::parse_json(value, "gpus.jsonl");
-    if (!parsed || !parsed->is_array()) return false;
-    for (const auto& v : *parsed) {
-      if (!v.is_string()) return false;
-      into.push_back(v.get<std::string>());
-    }
-    return true;
-  };
+// "aliases" and "nvml_name" first), into `t`, and each row's line into `lines`. false when a line
+// is written otherwise: the caller then parses the whole file.
+bool index_names(std::string_view text, NameTable& t, std::vector<std::string_view>& lines) {
+  // Room for the catalogue as it is (81 lines, 435 names) and some growth, without a pass over
+  // the text to count them.
+  t.rows.reserve(128);
+  lines.reserve(128);
+  t.names.reserve(768);
   for (std::string_view rest = text; !rest.empty();) {
     const std::size_t end = rest.find('\n');
     const std::string_view line = rest.substr(0, end);
@@ -377,43 +451,49 @@ std::optional<std::vector<std::pair<GpuSpec, std::string_view>>> index_names(std
     auto members = util::object_members(line, 3);
     if (!members || members->size() != 3 || (*members)[0].name != "key" || (*members)[1].name != "aliases" ||
         (*members)[2].name != "nvml_name")
-      return std::nullopt;
-    auto key = util::parse_json((*members)[0].value, "gpus.jsonl");
-    if (!key || !key->is_string()) return std::nullopt;
-    GpuSpec names;
-    names.key = key->get<std::string>();
-    if (!strings((*members)[1].value, names.aliases) || !strings((*members)[2].value, names.nvml_names))
-      return std::nullopt;
-    out.emplace_back(std::move(names), line);
+      return false;
+    auto key = key_of((*members)[0].value, t);
+    if (!key) return false;
+    NameTable::Row row{*key};
+    row.aliases = t.mark();
+    if (!append_names((*members)[1].value, t)) return false;
+    row.nvml = t.mark();
+    if (!append_names((*members)[2].value, t)) return false;
+    row.end = t.mark();
+    t.rows.push_back(row);
+    lines.push_back(line);
   }
-  return out;
+  return true;
 }
 
-// The row `name` means among `rows` (see GpuCatalog::find): its index, or nullopt.
-std::optional<std::size_t> match_name(const std::vector<GpuSpec>& rows, std::string_view name) {
+// The row `name` means in `t` (see GpuCatalog::find): its index, or nullopt. Compares without
+// allocating: one buffer holds each candidate normalized in turn.
+std::optional<std::size_t> match_name(const NameTable& t, std::string_view name) {
   const std::string query = normalize(name);
-  const std::string bare_query = strip_vendor_words(query);
-  auto matches = [&](const std::string& n) {
-    const std::string candidate = normalize(n);
-    return candidate == query || strip_vendor_words(candidate) == bare_query;
+  const std::string_view bare_query = without_vendor_words(query);
+  std::string candidate;
+  candidate.reserve(64);
+  auto matches = [&](std::string_view n) {
+    normalize_into(n, candidate);
+    return candidate == query || without_vendor_words(candidate) == bare_query;
   };
   // Pass 0: keys, 1: aliases, 2: NVML names; each pass also tries the names without vendor words.
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (matches(rows[i].key)) return i;
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    if (matches(t.rows[i].key)) return i;
   for (int pass = 1; pass < 3; ++pass) {
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const std::vector<std::string>& names = pass == 1 ? rows[i].aliases : rows[i].nvml_names;
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+      auto names = pass == 1 ? t.aliases(t.rows[i]) : t.nvml_names(t.rows[i]);
       if (std::any_of(names.begin(), names.end(), matches)) return i;
     }
   }
   return std::nullopt;
 }
 
-Error unknown_gpu(std::string_view name, const std::vector<GpuSpec>& rows) {
+Error unknown_gpu(std::string_view name, const NameTable& t) {
   std::vector<std::string> candidates;
-  for (const auto& gpu : rows) {
-    candidates.push_back(gpu.key);
-    for (const auto& a : gpu.aliases) candidates.push_back(a);
+  for (const auto& row : t.rows) {
+    candidates.emplace_back(row.key);
+    for (auto a : t.aliases(row)) candidates.emplace_back(a);
   }
   std::string message = "unknown GPU '" + std::string(name) + "'";
   auto close = util::closest_matches(name, candidates);
@@ -439,14 +519,8 @@ const GpuCatalog& GpuCatalog::builtin_parsed_whole() {
 const GpuCatalog& GpuCatalog::builtin() {
   static const GpuCatalog catalog = [] {
     auto text = embedded::find("gpus.jsonl");
-    auto rows = text ? index_names(*text) : std::nullopt;
-    if (!rows) return builtin_parsed_whole();
     auto index = std::make_shared<NameIndex>();
-    for (auto& [names, line] : *rows) {
-      index->names.push_back(std::move(names));
-      index->lines.push_back(line);
-    }
-    index->parsed = std::make_unique<NameIndex::Parsed[]>(index->names.size());
+    if (!text || !index_names(*text, index->table, index->lines)) return builtin_parsed_whole();
     GpuCatalog lazy;
     lazy.m_index = std::move(index);
     return lazy;
@@ -460,29 +534,35 @@ const std::vector<GpuSpec>& GpuCatalog::all() const { return m_index ? builtin_p
 // or one that does not parse, is answered from the whole file, which says the same for every
 // other row (tests/unit/builtin_catalog_test.cc).
 Result<GpuSpec> GpuCatalog::builtin_row(std::size_t at) const {
-  NameIndex::Parsed& cached = m_index->parsed[at];
-  std::call_once(cached.once, [&] {
-    auto row = util::parse_json(m_index->lines[at], "gpus.jsonl");
+  {
+    std::lock_guard<std::mutex> lock(m_index->mutex);
+    if (auto it = m_index->parsed.find(at); it != m_index->parsed.end()) return it->second;
+  }
+  auto answer = [&]() -> Result<GpuSpec> {
+    std::string line;
+    append_without_documentation(m_index->lines[at], line);
+    auto row = util::parse_json(line, "gpus.jsonl");
     auto parsed = row ? parse_row(*row, "gpus.jsonl") : Result<ParsedRow>(tl::unexpected(row.error()));
-    if (parsed && parsed->total_known) {
-      cached.row = std::move(parsed->spec);
-      return;
-    }
-    for (const auto& gpu : all()) {
-      if (gpu.key != m_index->names[at].key) continue;
-      cached.row = gpu;
-      return;
-    }
-    cached.row = tl::unexpected(unknown_gpu(m_index->names[at].key, m_index->names));
-  });
-  return *cached.row;
+    if (parsed && parsed->total_known) return std::move(parsed->spec);
+    const std::string_view key = m_index->table.rows[at].key;
+    for (const auto& gpu : all())
+      if (gpu.key == key) return gpu;
+    return tl::unexpected(unknown_gpu(key, m_index->table));
+  }();
+  std::lock_guard<std::mutex> lock(m_index->mutex);
+  return m_index->parsed.emplace(at, std::move(answer)).first->second;
 }
 
 Result<GpuSpec> GpuCatalog::find(std::string_view name) const {
-  const std::vector<GpuSpec>& rows = m_index ? m_index->names : m_gpus;
-  auto at = match_name(rows, name);
-  if (!at) return tl::unexpected(unknown_gpu(name, rows));
-  return m_index ? builtin_row(*at) : rows[*at];
+  if (m_index) {
+    auto at = match_name(m_index->table, name);
+    if (!at) return tl::unexpected(unknown_gpu(name, m_index->table));
+    return builtin_row(*at);
+  }
+  const NameTable table = table_of(m_gpus);
+  auto at = match_name(table, name);
+  if (!at) return tl::unexpected(unknown_gpu(name, table));
+  return m_gpus[*at];
 }
 
 std::optional<GpuSpec> GpuCatalog::match_live(std::string_view nvml_name, Bytes nvml_total_bytes) const {
