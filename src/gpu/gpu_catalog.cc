@@ -374,8 +374,10 @@ std::size_t skip_blanks(std::string_view s, std::size_t i) {
 // success it is moved past the closing quote.
 std::optional<std::string_view> plain_string(std::string_view s, std::size_t& i) {
   if (i >= s.size() || s[i] != '"') return std::nullopt;
-  const std::size_t close = s.find_first_of("\"\\", i + 1);
-  if (close == std::string_view::npos || s[close] != '"') return std::nullopt;
+  // A plain loop: string_view::find_first_of calls memchr once per character.
+  std::size_t close = i + 1;
+  while (close < s.size() && s[close] != '"' && s[close] != '\\') ++close;
+  if (close >= s.size() || s[close] != '"') return std::nullopt;
   const std::string_view out = s.substr(i + 1, close - i - 1);
   i = close + 1;
   return out;
