@@ -36,7 +36,7 @@ class LinesById {
       const std::string_view line = rest.substr(0, end);
       rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      m_lines.emplace_back(id_of(line), line);
+      m_lines.emplace_back(id_of(line, m_decoded), line);
     }
   }
 
@@ -58,21 +58,22 @@ class LinesById {
   std::vector<std::string> ids() const {
     std::vector<std::string> out;
     for (const Line& line : m_lines)
-      if (!line.id.empty()) out.push_back(line.id);
+      if (!line.id.empty()) out.emplace_back(line.id);
     return out;
   }
 
  private:
   struct Line {
-    Line(std::string i, std::string_view t) : id(std::move(i)), text(t) {}
-    std::string id;  // "" when the line has no string hf_id
+    Line(std::string_view i, std::string_view t) : id(i), text(t) {}
+    std::string_view id;  // "" when the line has no string hf_id
     std::string_view text;
     mutable std::once_flag once;
     mutable std::optional<json> parsed;
   };
 
   // The top-level "hf_id" member's string; "" when absent, not a string, or the line is not an object.
-  static std::string id_of(std::string_view line) {
+  // A view of the line, or of `decoded` for an id written with escapes.
+  static std::string_view id_of(std::string_view line, std::deque<std::string>& decoded) {
     // The catalogue writes hf_id first, without escapes: read it without scanning the line's other
     // members (most of what indexing the catalogue cost a check). Any other line is scanned.
     constexpr std::string_view k_lead = "{\"hf_id\": \"";
@@ -80,20 +81,22 @@ class LinesById {
       const std::string_view rest = line.substr(k_lead.size());
       const std::size_t quote = rest.find('"');
       if (quote != std::string_view::npos && rest.substr(0, quote).find('\\') == std::string_view::npos)
-        return std::string(rest.substr(0, quote));
+        return rest.substr(0, quote);
     }
     auto members = util::object_members(line);
     if (!members) return {};
     for (const auto& m : *members) {
       if (m.name != "hf_id") continue;
       auto value = util::parse_json(m.value, "hf_id");
-      return value && value->is_string() ? value->get<std::string>() : std::string();
+      return value && value->is_string() ? std::string_view(decoded.emplace_back(value->get<std::string>()))
+                                         : std::string_view();
     }
     return {};
   }
 
   const char* m_file;
-  std::deque<Line> m_lines;  // a deque: Line holds a once_flag and never moves
+  std::deque<Line> m_lines;           // a deque: Line holds a once_flag and never moves
+  std::deque<std::string> m_decoded;  // ids written with escapes, decoded; never move either
 };
 
 const LinesById& catalog_lines() {

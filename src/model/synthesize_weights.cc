@@ -88,6 +88,9 @@ class Builder {
       if (b != m.quantization->raw.end() && b->is_array() && b->size() == 2) m_block = {(*b)[0].get<int>(), (*b)[1].get<int>()};
     }
     m_group = m.quantization && m.quantization->group_size > 0 ? m.quantization->group_size : 128;
+    // Room for a layer's usual tensors (up to 16 with a quantized layout's scales), so the list is
+    // not copied as it grows; the layer count was range-checked where the config was read.
+    m_inv.tensors.reserve(static_cast<std::size_t>(std::clamp(m.num_layers, 0, 4096)) * 16 + 16);
     if (m.quantization)
       for (const auto& p : m.quantization->ignored_modules) m_ignore.emplace_back(p);
   }
