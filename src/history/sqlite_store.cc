@@ -255,6 +255,35 @@ Result<void> exec_sql(sqlite3* db, const std::string& sql, const std::string& pa
   return {};
 }
 
+// identify() inside one read transaction: its statements then see one state of the file. Read
+// one by one, another process's migration could commit between them, and a file read as "no
+// application_id yet" then "a runs table" looked like another program's database.
+Result<FileIdentity> identify_in_one_read(sqlite3* db, const std::string& path) {
+  if (auto r = exec_sql(db, "BEGIN", path); !r) return tl::unexpected(r.error());
+  auto id = identify(db, path);
+  exec_sql(db, id ? "COMMIT" : "ROLLBACK", path);
+  return id;
+}
+
+// WAL needs the file's exclusive lock. When two processes open a new history at once, each holds
+// a shared lock as it asks for it, and SQLite answers one of them SQLITE_BUSY at once rather than
+// calling the busy handler (a lock upgrade that would wait on a connection waiting for it is a
+// deadlock). The statement holds no lock between tries, so it is tried again until the busy
+// timeout: the other process finishes its switch meanwhile.
+Result<void> enable_wal(sqlite3* db, const std::string& path) {
+  constexpr int k_step_ms = 5;
+  for (int waited = 0;; waited += k_step_ms) {
+    char* msg = nullptr;
+    const int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, &msg);
+    if (rc == SQLITE_OK) return {};
+    std::string m = msg ? msg : sqlite3_errmsg(db);
+    sqlite3_free(msg);
+    if (rc != SQLITE_BUSY || waited >= k_busy_timeout_ms)
+      return make_error(ErrorCode::io_error, "'PRAGMA journal_mode = WAL' failed: " + m, path);
+    sqlite3_sleep(k_step_ms);
+  }
+}
+
 // Brings the schema to k_history_schema_version inside one IMMEDIATE transaction, re-reading the
 // identity under the lock (another process may have created or migrated the file meanwhile).
 Result<int> migrate(sqlite3* db, const std::string& path) {
@@ -313,10 +342,10 @@ Result<std::unique_ptr<HistoryStore>> open_sqlite_history(const std::string& pat
 
   // Identify before any write: neither the journal mode nor the schema is touched on a file that
   // is not headroom's.
-  auto id = identify(db.get(), path);
+  auto id = identify_in_one_read(db.get(), path);
   if (!id) return tl::unexpected(id.error());
   if (auto ok = check_identity(*id, path); !ok) return tl::unexpected(ok.error());
-  if (auto r = exec_sql(db.get(), "PRAGMA journal_mode = WAL", path); !r) return tl::unexpected(r.error());
+  if (auto r = enable_wal(db.get(), path); !r) return tl::unexpected(r.error());
   int version = id->user_version;
   if (id->application_id != k_sqlite_application_id || version < k_history_schema_version) {
     auto migrated = migrate(db.get(), path);

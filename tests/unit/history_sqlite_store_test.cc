@@ -2,8 +2,10 @@
 // and files that are not headroom's (left byte-for-byte untouched).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -104,6 +106,48 @@ TEST_F(HistorySqliteTest, ExistingOnlyDoesNotCreateTheFile) {
   ASSERT_TRUE(store);
   EXPECT_EQ(*store, nullptr);
   EXPECT_FALSE(fs::exists(path("none.db")));
+}
+
+// Processes that open a new history at the same moment all record (`headroom run` twice at once):
+// switching a new file to WAL made SQLite answer one of them "database is locked" at once, and
+// that run was launched with nothing recorded. Six processes wait on one pipe and start together,
+// in several rounds, each on a new file.
+TEST_F(HistorySqliteTest, ProcessesOpeningANewHistoryAtOnceAllRecord) {
+  constexpr int k_processes = 6;
+  for (int round = 0; round < 5; ++round) {
+    const std::string db = path("race-" + std::to_string(round) + ".db");
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    std::vector<pid_t> children;
+    for (int i = 0; i < k_processes; ++i) {
+      const pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        close(go[1]);
+        char c = 0;
+        if (read(go[0], &c, 1) != 0) _exit(3);  // released when the parent closes the pipe
+        auto store = open_sqlite_history(db, OpenMode::create);
+        if (!store) {
+          std::fprintf(stderr, "open: %s\n", store.error().to_string().c_str());
+          _exit(1);
+        }
+        _exit((*store)->add(sample("hash-" + std::to_string(i))) ? 0 : 2);
+      }
+      children.push_back(pid);
+    }
+    close(go[0]);
+    close(go[1]);  // every child's read returns now
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": a process failed (" << status << ")";
+    }
+    auto store = open_sqlite_history(db, OpenMode::existing_only);
+    ASSERT_TRUE(store && *store);
+    auto all = (*store)->list();
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->size(), static_cast<std::size_t>(k_processes)) << "round " << round;
+  }
 }
 
 TEST_F(HistorySqliteTest, RecordRoundTripsThroughTheFile) {
