@@ -18,6 +18,7 @@
 #include "engine/calibration_constants.h"
 #include "engine/empirical.h"
 #include "engine/encoder_profile.h"
+#include "engine/uncertainty.h"
 #include "engine/vllm_defaults.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
@@ -188,6 +189,7 @@ int main(int argc, char** argv) {
   bool list_rows = false;  // --rows: every row's KV error, range and what is still estimated
   std::vector<std::string> row_lines;
   std::vector<double> range_widths;
+  std::vector<double> calibrated_errors;  // |KV error| % of the rows inside the calibrated region
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--filter" && i + 1 < argc) filter = argv[++i];
@@ -355,6 +357,8 @@ int main(int argc, char** argv) {
       if (*okv > 0) range_widths.push_back((hi - lo) / *okv * 100.0);
       if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++range_hits;
       else range_misses.push_back(id + " (" + util::fixed(*okv, 2) + " GiB outside " + util::fixed(lo, 2) + "-" + util::fixed(hi, 2) + ")");
+    } else if (okv && *okv > 0) {
+      calibrated_errors.push_back(std::abs(to_gib(m.kv_cache) - *okv) / *okv * 100.0);
     }
     if (auto okv = num(r, "observed_kv_cache_gib"); list_rows && okv && *okv > 0) {
       std::string line = util::fixed((to_gib(m.kv_cache) - *okv) / *okv * 100.0, 1) + "% " + id + " [" + util::join(groups, ", ") + "]";
@@ -458,6 +462,11 @@ int main(int argc, char** argv) {
               "median width %.1f%% of vLLM's value\n",
               range_rows, range_hits, percentile(range_widths, 0.5));
   for (auto& m : range_misses) std::printf("  outside: %s\n", m.c_str());
+  // What every printed range also allows for (engine::k_calibrated_kv_error, uncertainty.h).
+  std::printf("KV error inside the calibrated region (no range printed) on %zu rows: median %.2f%%, p90 %.2f%%; "
+              "every printed range allows %.2f%% either side for it\n",
+              calibrated_errors.size(), percentile(calibrated_errors, 0.5), percentile(calibrated_errors, 0.9),
+              engine::k_calibrated_kv_error * 100.0);
   if (list_rows) {
     std::printf("\nrows (KV error, groups, range and what is still estimated):\n");
     for (auto& l : row_lines) std::printf("  %s\n", l.c_str());

@@ -102,6 +102,7 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
   }
   if (u.reasons.empty()) return std::nullopt;
   const double kv = static_cast<double>(m.kv_cache);
+  spread += k_calibrated_kv_error * std::abs(kv);
   // A KV figure already below zero (the start fails) keeps its range below it; otherwise the
   // range stops at zero.
   u.kv_cache_low = static_cast<Bytes>(kv < 0 ? kv - spread - below : std::max(0.0, kv - spread - below));

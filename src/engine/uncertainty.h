@@ -15,6 +15,13 @@ namespace headroom::engine {
 // The newest vLLM version in the calibration set.
 inline const VllmVersion k_newest_calibrated{0, 26, 1};
 
+// The KV error headroom still has inside the calibrated region: the 90th percentile of |predicted −
+// logged KV cache| / logged over the calibration rows that print no range (49 rows, 0.40 %;
+// `bench_accuracy` prints it as "KV error inside the calibrated region", 2026-11-28). A printed
+// range allows it either side on top of what its reasons add, since those rows' terms carry the
+// same error.
+inline constexpr double k_calibrated_kv_error = 0.004;
+
 // The KV range for a prediction outside the calibrated region, nullopt inside it. Each reason adds
 // the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
 // they are charged to the budget) to the available KV memory; tokens scale with it.
