@@ -24,7 +24,7 @@ inline std::string gib(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
 // --- 1. The configuration (stage_configuration.cc) ---
 struct ResolvedConfig {
   VllmVersion requested_version;  // what the user asked for
-  VllmVersion version;            // whose accounting applies (v0.7.3 when VLLM_USE_V1=0 selects V0)
+  VllmVersion version;            // whose accounting applies (v0.7.3 when vLLM runs its V0 engine)
   EraRules era;                   // the rules of `version` for this model
   ResolvedSettings settings;      // after vLLM's defaults; block size and max_model_len before KV sizing
   std::int64_t derived_max_model_len = 0;
@@ -33,6 +33,7 @@ struct ResolvedConfig {
   std::string online_quantization;       // "fp8" / "bitsandbytes" quantized at load, else ""
   bool fp4_indexer_cache = false;        // DeepSeek-V4's indexer keys in MXFP4 rows
   std::optional<Failure> dtype_failure;  // the dtype the GPU cannot run (a worker-init failure)
+  std::optional<Failure> engine_failure;  // VLLM_USE_V1=1 where the V1 oracle refuses (a config failure)
   int gpus_used = 1;                     // tp × pp × dp
   std::vector<std::string> warnings;     // the dtype the model runs in instead of its own
   std::vector<std::string> notes;

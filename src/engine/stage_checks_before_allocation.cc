@@ -27,6 +27,8 @@ ChecksBeforeAllocation checks_before_allocation(const ModelSpec& model, const Gp
   const StartupCheckInputs in{model, gpu, flags, config.version, config.settings, config.derived_max_model_len};
   ChecksBeforeAllocation out;
   out.failure = engine_config_failure(in);
+  // The V1 oracle runs in create_engine_config after the model's own checks.
+  if (!out.failure) out.failure = config.engine_failure;
   out.warnings = startup_warnings(in);
   if (!out.failure) out.failure = worker_init_failure(in, config.dtype_failure);
   if (auto w = fp4_indexer_cache_warning(model, flags, config.era)) out.warnings.push_back(*w);

@@ -57,20 +57,42 @@ double kv_element_bytes(const std::string& kv_dtype, double model_bytes) {
   return dtype_bytes(kv_dtype) > 0 ? dtype_bytes(kv_dtype) : model_bytes;
 }
 
-// VLLM_USE_V1 (envs.py, v0.8-v0.10) picks the engine: 0 runs the V0 engine, whose accounting is the
-// one of v0.7.3, the last release where V0 was the default; V0 was removed in v0.11.
-VllmVersion engine_version(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& requested,
-                           std::vector<std::string>& notes) {
-  if (!flags.use_v1_engine || *flags.use_v1_engine) return requested;
+// The engine vLLM runs and so whose accounting applies: V0's is the one of v0.7.3, the last
+// release where V0 was the default; V0 was removed in v0.11.
+struct EngineChoice {
+  VllmVersion version;
+  std::optional<Failure> failure;
+};
+
+// VLLM_USE_V1 (envs.py, v0.8-v0.10) picks the engine: 0 runs the V0 engine. Unset, the V1 oracle
+// (engine/arg_utils.py _is_v1_supported_oracle) picks V0 on a CUDA GPU below compute capability
+// 8.0 up to v0.10.1 (_raise_or_fallback warns "... Falling back to V0."), and with VLLM_USE_V1=1
+// raises instead.
+EngineChoice engine_version(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags,
+                            const VllmVersion& requested, std::vector<std::string>& notes) {
   const EraRules era = era_rules(requested, model);
+  const VllmVersion v0{0, 7, 3};
+  const bool below_ampere = era.v1_needs_ampere && gpu.vendor != "AMD" && gpu.capability() > 0 && gpu.capability() < 80;
+  if (below_ampere && flags.use_v1_engine.value_or(false)) {
+    notes.push_back("without VLLM_USE_V1=1, vLLM " + requested.to_string() + " falls back to its V0 engine on " + gpu.name +
+                    "; vLLM 0.10.2 and later run V1 below compute capability 8.0");
+    return {requested, Failure{"v1_engine_unsupported", "config", v1_unsupported_message("Compute Capability < 8.0"), {}}};
+  }
+  if (below_ampere && !flags.use_v1_engine) {
+    notes.push_back("vLLM " + requested.to_string() + " runs its V0 engine on " + gpu.name + " (compute capability " +
+                    gpu.compute_capability + "): \"" + v1_fallback_message("Compute Capability < 8.0") +
+                    "\"; the V0 engine's accounting (as in v0.7.3) is used");
+    return {v0, std::nullopt};
+  }
+  if (!flags.use_v1_engine || *flags.use_v1_engine) return {requested, std::nullopt};
   if (era.v1_engine && !era.v0_engine_removed) {
     notes.push_back("VLLM_USE_V1=0: the V0 engine's accounting (as in v0.7.3) is used");
-    return VllmVersion{0, 7, 3};
+    return {v0, std::nullopt};
   }
   if (era.v0_engine_removed)
     notes.push_back("VLLM_USE_V1=0 has no V0 engine to select: vLLM " + requested.to_string() +
                     " is V1 only (V0 was removed in v0.11), so the V1 engine's accounting is used");
-  return requested;
+  return {requested, std::nullopt};
 }
 
 // The facts and sizes a prediction cannot do without. Errors name what is missing.
@@ -173,7 +195,9 @@ Result<ResolvedConfig> resolve_configuration(const ModelSpec& model, const GpuSe
   if (auto ok = check_inputs(model, gpus, flags); !ok) return tl::unexpected(ok.error());
   ResolvedConfig c;
   c.requested_version = requested_version;
-  c.version = engine_version(model, flags, requested_version, c.notes);
+  auto engine = engine_version(model, gpus.gpu, flags, requested_version, c.notes);
+  c.version = engine.version;
+  c.engine_failure = engine.failure;
   c.era = era_rules(c.version, model);
   ResolvedSettings& s = c.settings;
   s.usage_context = flags.usage_context;

@@ -91,6 +91,14 @@ std::string tp_not_divisible_message(int heads, int tp) {
          ") must be divisible by tensor parallel size (" + std::to_string(tp) + ").";
 }
 
+// engine/arg_utils.py _raise_or_fallback (v0.8-v0.10): the V1 oracle's refusal with VLLM_USE_V1=1,
+// and its warning otherwise.
+std::string v1_unsupported_message(const std::string& feature) { return "VLLM_USE_V1=1 is not supported with " + feature + "."; }
+
+std::string v1_fallback_message(const std::string& feature) {
+  return feature + " is not supported by the V1 Engine. Falling back to V0.";
+}
+
 std::string bf16_unsupported_message(const std::string& gpu_name, const std::string& cc) {
   return "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your " + gpu_name +
          " GPU has compute capability " + cc +

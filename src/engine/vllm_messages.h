@@ -29,6 +29,10 @@ std::string max_model_len_exceeds_message(std::int64_t requested, const std::str
 // TP size that does not divide the attention heads (config/parallel.py).
 std::string tp_not_divisible_message(int heads, int tp);
 // bf16 requested on a GPU without bf16 support (platforms/cuda.py).
+// The V1 oracle's refusal with VLLM_USE_V1=1, and its fallback warning (without the trailing
+// space vLLM leaves), v0.8-v0.10 (engine/arg_utils.py _raise_or_fallback).
+std::string v1_unsupported_message(const std::string& feature);
+std::string v1_fallback_message(const std::string& feature);
 std::string bf16_unsupported_message(const std::string& gpu_name, const std::string& compute_capability);
 // The torch OOM text for weights that do not fit (E9 in 2026 builds).
 std::string weights_oom_message(const VllmVersion& v, Bytes tried, Bytes total, Bytes free);

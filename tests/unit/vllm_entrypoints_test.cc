@@ -189,5 +189,58 @@ TEST(VllmEnv, UseV1ZeroOnAV1OnlyVersionIsNamedAndChangesNothing) {
   for (const auto& n : plain->notes) EXPECT_EQ(n.find("VLLM_USE_V1"), std::string::npos) << n;
 }
 
+// vLLM 0.8.0-0.10.1 on a GPU below compute capability 8.0 (engine/arg_utils.py
+// _is_v1_supported_oracle): the V0 engine runs, so V0's defaults apply (without chunked prefill,
+// max_num_batched_tokens = max(max_model_len, 2048): the profile runs the whole 10,000 tokens);
+// v0.10.2 runs V1 there (#23614). An AMD GPU is not CUDA and keeps V1.
+TEST(VllmEnv, BelowAmpereVersionsUpTo0101RunTheV0Engine) {
+  auto m = catalog_model("Qwen/Qwen3-4B");
+  ASSERT_TRUE(m);
+  GpuSetup turing;
+  turing.gpu = *GpuCatalog::builtin().find("T4");
+  VllmFlags f;
+  f.max_model_len = 10000;
+  f.max_num_seqs = 1;
+  f.dtype = "float16";
+  auto v085 = predict(*m, turing, f, VllmVersion{0, 8, 5});
+  auto v0101 = predict(*m, turing, f, VllmVersion{0, 10, 1});
+  auto v0102 = predict(*m, turing, f, VllmVersion{0, 10, 2});
+  ASSERT_TRUE(v085 && v0101 && v0102);
+  EXPECT_EQ(v085->settings.max_num_batched_tokens, 10000);
+  EXPECT_EQ(v0101->settings.max_num_batched_tokens, 10000);
+  EXPECT_EQ(v0102->settings.max_num_batched_tokens, 2048);
+  bool named = false;
+  for (const auto& n : v085->notes)
+    named = named || n.find("Compute Capability < 8.0 is not supported by the V1 Engine. Falling back to V0.") != std::string::npos;
+  EXPECT_TRUE(named);
+  for (const auto& n : v0102->notes) EXPECT_EQ(n.find("Falling back to V0"), std::string::npos) << n;
+
+  GpuSetup ampere;
+  ampere.gpu = *GpuCatalog::builtin().find("A10");
+  auto a10 = predict(*m, ampere, f, VllmVersion{0, 8, 5});
+  ASSERT_TRUE(a10);
+  EXPECT_EQ(a10->settings.max_num_batched_tokens, 2048);
+}
+
+// With VLLM_USE_V1=1 the oracle raises instead of falling back: vLLM's NotImplementedError text.
+TEST(VllmEnv, UseV1OneBelowAmpereIsRefusedWithVllmsMessage) {
+  auto m = catalog_model("Qwen/Qwen3-4B");
+  ASSERT_TRUE(m);
+  GpuSetup turing;
+  turing.gpu = *GpuCatalog::builtin().find("T4");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  f.use_v1_engine = true;
+  auto refused = predict(*m, turing, f, VllmVersion{0, 9, 2});
+  ASSERT_TRUE(refused);
+  ASSERT_FALSE(refused->starts);
+  ASSERT_TRUE(refused->failure.has_value());
+  EXPECT_EQ(refused->failure->phase, "config");
+  EXPECT_EQ(refused->failure->message, "VLLM_USE_V1=1 is not supported with Compute Capability < 8.0.");
+  auto later = predict(*m, turing, f, VllmVersion{0, 10, 2});
+  ASSERT_TRUE(later);
+  EXPECT_TRUE(later->starts);
+}
+
 }  // namespace
 }  // namespace headroom
