@@ -19,7 +19,8 @@ const VllmVersion k_v4_dense_packing{0, 26};     // #48993, 2026-07-22 (v0.26.0 
 
 // Earlier eras (memory model §3 era table).
 const VllmVersion k_v0_removed{0, 11};
-const VllmVersion k_v1_below_ampere{0, 10, 2};   // #23614, #24022
+const VllmVersion k_v1_oracle_end{0, 10, 2};     // #23614, #24022 (V1 below compute capability 8.0)
+const VllmVersion k_v1_fp8_kv_fa3{0, 8, 2};      // #15191, merged 2025-03-20
 const VllmVersion k_float32_as_bf16{0, 9, 1};           // #18751
 const VllmVersion k_free_memory_check{0, 9, 1};         // gpu_worker.py init_device
 const VllmVersion k_v0_baseline_charged{0, 6, 4};       // V0 v0.6.4 only
@@ -57,7 +58,8 @@ EraRules era_rules(const VllmVersion& version, const ModelSpec& model) {
   const bool v1 = v.is_v1_engine();
   r.v1_engine = v1;
   r.v0_engine_removed = v >= k_v0_removed;
-  r.v1_needs_ampere = v1 && v < k_v1_below_ampere;
+  r.v1_oracle_fallbacks = v1 && v < k_v1_oracle_end;
+  r.v1_fp8_kv_with_fa3 = v >= k_v1_fp8_kv_fa3;
   r.float32_downcast_dtype = v >= k_float32_as_bf16 ? "bfloat16" : "float16";
   r.startup_free_memory_check = v1 && v >= k_free_memory_check;
   r.non_kv_includes_device_baseline =

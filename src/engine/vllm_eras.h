@@ -29,10 +29,15 @@ struct EraRules {
   // --- The V0 and V1 engines and the changes of 2025 (memory model §3, §8.2) ---
   bool v1_engine = false;          // v0.8+: the V1 engine (VllmVersion::is_v1_engine)
   bool v0_engine_removed = false;  // v0.11: V0 is gone, so VLLM_USE_V1=0 (envs.py) selects nothing
-  // v0.8.0-v0.10.1: the V1 oracle (engine/arg_utils.py _is_v1_supported_oracle, #13726) falls back
-  // to V0 on a CUDA GPU of compute capability below 8.0 ("Need at least Ampere for now"), and with
-  // VLLM_USE_V1=1 refuses it; v0.10.2 runs V1 there (#23614, #24022).
-  bool v1_needs_ampere = false;
+  // v0.8.0-v0.10.1: the V1 oracle (engine/arg_utils.py _is_v1_supported_oracle, #13726) sends a run
+  // to V0 for what V1 lacks (and with VLLM_USE_V1=1 refuses it): a CUDA GPU below compute capability
+  // 8.0 ("Need at least Ampere for now"; v0.10.2 runs V1 there, #23614, #24022), and an fp8 KV cache
+  // that FlashAttention cannot read ("No Fp8 KV cache so far"; v0.10.2 asks the platform instead,
+  // not modelled).
+  bool v1_oracle_fallbacks = false;
+  // v0.8.2+ (#15191): the oracle keeps V1 for an fp8 KV cache that FlashAttention 3 reads (Hopper,
+  // no VLLM_ATTENTION_BACKEND other than FLASH_ATTN_VLLM_V1); before, any fp8 KV cache went to V0.
+  bool v1_fp8_kv_with_fa3 = false;
   // config/model.py _resolve_auto_dtype: a float32 checkpoint runs as bfloat16 from v0.9.1 (#18751),
   // as float16 before.
   std::string float32_downcast_dtype = "float16";

@@ -242,5 +242,41 @@ TEST(VllmEnv, UseV1OneBelowAmpereIsRefusedWithVllmsMessage) {
   EXPECT_TRUE(later->starts);
 }
 
+// "No Fp8 KV cache so far" (the same oracle, v0.8.0-v0.10.1): an fp8 KV cache stays on V1 only
+// where FlashAttention 3 reads it (Hopper, v0.8.2+ by #15191, no other VLLM_ATTENTION_BACKEND);
+// elsewhere the run goes to V0, whose defaults give 256 sequences instead of V1's 1,024 on an H100.
+// The A100 without fp8 stays on V1 (VllmEnv.BelowAmpere... covers the plain case).
+TEST(VllmEnv, Fp8KvCacheOutsideFlashAttention3RunsTheV0Engine) {
+  auto m = catalog_model("meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(m);
+  GpuSetup h100, a100;
+  h100.gpu = *GpuCatalog::builtin().find("H100");
+  a100.gpu = *GpuCatalog::builtin().find("A100-80GB");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  f.kv_cache_dtype = "fp8";
+  auto fa3 = predict(*m, h100, f, VllmVersion{0, 9, 2});
+  auto before_fa3 = predict(*m, h100, f, VllmVersion{0, 8, 1});
+  auto ampere = predict(*m, a100, f, VllmVersion{0, 9, 2});
+  f.attention_backend = "FLASHINFER";
+  auto other_backend = predict(*m, h100, f, VllmVersion{0, 9, 2});
+  ASSERT_TRUE(fa3 && before_fa3 && ampere && other_backend);
+  EXPECT_EQ(fa3->settings.max_num_seqs, 1024);
+  EXPECT_EQ(before_fa3->settings.max_num_seqs, 256);
+  // On the A100 both engines default to 256 sequences; V0 without chunked prefill batches the
+  // whole 8,192-token length where V1 takes 2,048.
+  EXPECT_EQ(ampere->settings.max_num_batched_tokens, 8192);
+  EXPECT_EQ(other_backend->settings.max_num_seqs, 256);
+  bool named = false;
+  for (const auto& n : ampere->notes)
+    named = named || n.find("--kv-cache-dtype is not supported by the V1 Engine. Falling back to V0.") != std::string::npos;
+  EXPECT_TRUE(named);
+  f.attention_backend.reset();
+  f.use_v1_engine = true;
+  auto refused = predict(*m, a100, f, VllmVersion{0, 9, 2});
+  ASSERT_TRUE(refused && refused->failure);
+  EXPECT_EQ(refused->failure->message, "VLLM_USE_V1=1 is not supported with --kv-cache-dtype.");
+}
+
 }  // namespace
 }  // namespace headroom
