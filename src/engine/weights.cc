@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -115,9 +115,10 @@ std::optional<int> layer_index(std::string_view name, PrefixMemo* memo = nullptr
     const std::size_t start = pos + key.size();
     if (start >= name.size() || name[start] < '0' || name[start] > '9') continue;
     int layer = 0;
-    // Digits only (from_chars would also take a sign); a number past int is what std::stoi threw.
+    // Digits only (from_chars would also take a sign). A number past int (a hostile header's
+    // "layers.99999999999") is a layer beyond any model's, which the caller skips like an MTP layer.
     if (std::from_chars(name.data() + start, name.data() + name.size(), layer).ec != std::errc())
-      throw std::out_of_range("layer number out of range in " + std::string(name));
+      return std::numeric_limits<int>::max();
     return layer;
   }
   return std::nullopt;

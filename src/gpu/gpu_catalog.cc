@@ -295,10 +295,10 @@ CountedGpuName split_gpu_count(std::string_view text) {
 
 namespace {
 
-// data/gpus.jsonl without the members that document a row (its sources, notes and the totals seen
-// in logs), four fifths of the file: from_jsonl reads none of them, and parsing them would be most
-// of what a check costs. Lines stay lines, so messages keep their line numbers; a line that is not
-// an object of members is kept whole for from_jsonl to report.
+// One line of data/gpus.jsonl without the members that document a row (its sources, notes and
+// the totals seen in logs), four fifths of the file: nothing reads them, and parsing them would be
+// most of what a check costs. A line that is not an object of members is kept whole for the
+// parser to report.
 void append_without_documentation(std::string_view line, std::string& out) {
   static constexpr std::string_view k_skipped[] = {"sources", "notes", "memory_total_gib_torch_observed"};
   auto members = util::object_members(line);
@@ -317,6 +317,7 @@ void append_without_documentation(std::string_view line, std::string& out) {
   out.append("}\n");
 }
 
+// The whole file so, for from_jsonl; lines stay lines, so its messages keep their line numbers.
 std::string without_documentation(std::string_view text) {
   std::string out;
   out.reserve(text.size() / 4);
@@ -327,10 +328,6 @@ std::string without_documentation(std::string_view text) {
   }
   return out;
 }
-
-}  // namespace
-
-namespace {
 
 // The names of catalogue rows as views, without a GpuSpec per row: each row's key, and its
 // aliases and NVML names as ranges of one array. Views point into the embedded catalogue, into

@@ -1,6 +1,8 @@
 #include "plan/compact_weights.h"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -23,7 +25,11 @@ LayerRef find_layer(std::string_view name) {
     std::size_t start = pos + key.size(), end = start;
     while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
     if (end == start) continue;
-    return {std::stoi(std::string(name.substr(start, end - start))), start, end};
+    // A number past int (a hostile header's "layers.99999999999") is a layer beyond any model's.
+    int layer = 0;
+    if (std::from_chars(name.data() + start, name.data() + end, layer).ec != std::errc())
+      layer = std::numeric_limits<int>::max();
+    return {layer, start, end};
   }
   return {};
 }

@@ -100,6 +100,25 @@ TEST(SynthesizeWeights, MixtralExpertNames) {
   EXPECT_NEAR(static_cast<double>(parameter_count(m)) / 1e9, 46.7, 0.1);
 }
 
+// A checkpoint header may name any layer: "layers.99999999999" does not fit an int. It is a layer
+// beyond the model's, skipped like an MTP layer, instead of an exception that ended the process.
+TEST(SynthesizeWeightsRegression, LayerNumberPastIntIsALayerBeyondTheModel) {
+  ModelSpec m = model("Qwen/Qwen3-0.6B");
+  WeightsInventory inv = synthesize_weights(m);
+  inv.exact = true;
+  m.weights = inv;
+  GpuSetup h100;
+  h100.gpu = *GpuCatalog::builtin().find("H100");
+  VllmFlags f;
+  f.max_model_len = 4096;
+  auto plain = predict(m, h100, f, VllmVersion{0, 19, 0});
+  inv.tensors.push_back({"model.layers.99999999999.mlp.down_proj.weight", "BF16", {32768, 32768}, 2147483648});
+  m.weights = inv;
+  auto hostile = predict(m, h100, f, VllmVersion{0, 19, 0});
+  ASSERT_TRUE(plain && hostile);
+  EXPECT_EQ(hostile->memory.weights, plain->memory.weights);
+}
+
 TEST(SynthesizeWeights, ExactInventoryIsCountedAsIs) {
   ModelSpec m = model("Qwen/Qwen3-0.6B");
   WeightsInventory inv;

@@ -177,5 +177,15 @@ TEST(CompactInventory, KeepsThePerRankWeightBytes) {
   EXPECT_EQ(small.num_gpu_blocks, full.num_gpu_blocks);
 }
 
+// A header's layer number past int is kept as a tensor outside the layers, not an exception.
+TEST(CompactInventory, LayerNumberPastIntIsKeptOutsideTheLayers) {
+  auto model = load_model("Qwen/Qwen3-0.6B").value();
+  WeightsInventory inv = synthesize_weights(model);
+  inv.tensors.push_back({"model.layers.99999999999.mlp.down_proj.weight", "BF16", {4, 4}, 32});
+  WeightsInventory compact = plan::compact_inventory(model, inv, 1);
+  EXPECT_TRUE(std::any_of(compact.tensors.begin(), compact.tensors.end(),
+                          [](const TensorInfo& t) { return t.name == "model.layers.99999999999.mlp.down_proj.weight"; }));
+}
+
 }  // namespace
 }  // namespace headroom
