@@ -295,9 +295,12 @@ KvCacheConfig group_layer_tuples(const std::vector<LayerKvSpec>& input, bool den
 std::int64_t num_blocks_for(const KvCacheConfig& config, Bytes available) {
   if (config.empty()) return 1;  // attention-free models: only the null block
   if (available <= 0) return 0;
-  if (config.layer_tuples) return available / config.page_bytes;
-  if (config.uniform_type) return available / config.uniform_page_sum;
-  return (available / config.page_bytes) / config.group_size;
+  // Pages of no bytes would mean a dtype of no bytes; the configuration stage refuses those, and
+  // a division by zero must not be how a missed case shows.
+  auto per = [](Bytes n, Bytes d) -> std::int64_t { return d > 0 ? n / d : 0; };
+  if (config.layer_tuples) return per(available, config.page_bytes);
+  if (config.uniform_type) return per(available, config.uniform_page_sum);
+  return per(per(available, config.page_bytes), config.group_size);
 }
 
 std::int64_t group_pages_per_request(const KvCacheGroup& group, std::int64_t max_model_len, std::int64_t in_flight) {

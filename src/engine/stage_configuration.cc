@@ -109,6 +109,37 @@ EngineChoice engine_version(const ModelSpec& model, const GpuSpec& gpu, const Vl
   return {requested, std::nullopt};
 }
 
+// Attention layers need heads of some width: without head_dim in the config it is hidden_size /
+// num_attention_heads, which is 0 when the heads outnumber the hidden size; a KV page of no
+// bytes sizes nothing. Models without attention layers (Mamba only) need none.
+Result<void> check_attention_width(const ModelSpec& model) {
+  bool attention = model.layer_kinds.empty();
+  for (LayerKind k : model.layer_kinds)
+    attention = attention || k == LayerKind::full_attention || k == LayerKind::sliding_attention ||
+                k == LayerKind::chunked_attention || k == LayerKind::cross_attention;
+  if (!attention || (model.head_dim > 0 && model.num_attention_heads > 0 && model.num_kv_heads > 0)) return {};
+  return make_error(ErrorCode::unsupported,
+                    "model '" + model.id + "' has attention layers of no width: head_dim " + std::to_string(model.head_dim) +
+                        " (hidden_size " + std::to_string(model.hidden_size) + ", " +
+                        std::to_string(model.num_attention_heads) + " attention heads, " +
+                        std::to_string(model.num_kv_heads) + " KV heads); its config needs head_dim or fewer heads");
+}
+
+// config.json's torch_dtype, when --dtype leaves the dtype to the model (config/model.py
+// _resolve_auto_dtype takes it): one of the types vLLM runs (_STR_DTYPE_TO_TORCH_DTYPE). Another
+// name ("bfloat08") is no dtype a KV cache or a weight could be sized in.
+Result<void> check_model_dtype(const ModelSpec& model, const VllmFlags& flags) {
+  if (flags.dtype && *flags.dtype != "auto") return {};
+  static constexpr std::string_view k_float[] = {"float16", "half", "bfloat16", "float32", "float"};
+  const std::string cfg = util::to_lower(model.torch_dtype);
+  if (cfg.empty() || std::find(std::begin(k_float), std::end(k_float), cfg) != std::end(k_float)) return {};
+  return make_error(ErrorCode::invalid_argument,
+                    "model '" + model.id + "' gives torch_dtype '" + model.torch_dtype +
+                        "' in its config, which is not a dtype vLLM runs (float16, bfloat16, float32); correct the "
+                        "config or set --dtype",
+                    "torch_dtype");
+}
+
 // The facts and sizes a prediction cannot do without. Errors name what is missing.
 Result<void> check_inputs(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags) {
   if (auto ok = validate_flags(flags); !ok) return tl::unexpected(ok.error());
@@ -116,7 +147,8 @@ Result<void> check_inputs(const ModelSpec& model, const GpuSetup& gpus, const Vl
     return make_error(ErrorCode::unsupported,
                       "model '" + model.id + "' lacks the architecture facts a prediction needs (layers, hidden size, vocabulary)");
   if (gpus.gpu.total_bytes <= 0) return make_error(ErrorCode::invalid_argument, "the GPU's total memory is unknown", "--gpu");
-  return {};
+  if (auto ok = check_attention_width(model); !ok) return ok;
+  return check_model_dtype(model, flags);
 }
 
 Result<void> check_gpu_count(const ResolvedSettings& s, int gpus_used, const GpuSetup& gpus) {

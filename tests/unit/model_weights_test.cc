@@ -119,6 +119,42 @@ TEST(SynthesizeWeightsRegression, LayerNumberPastIntIsALayerBeyondTheModel) {
   EXPECT_EQ(hostile->memory.weights, plain->memory.weights);
 }
 
+// A config whose torch_dtype is no dtype ("bfloat08", found by fuzz_model_config) sized its KV
+// pages at 0 bytes and divided by them (SIGFPE). The dtype is refused with its name; --dtype
+// overrides it.
+TEST(SynthesizeWeightsRegression, TorchDtypeThatIsNoDtypeIsAnErrorNamingIt) {
+  ModelSpec m = model("Qwen/Qwen3-0.6B");
+  m.torch_dtype = "bfloat08";
+  GpuSetup h100;
+  h100.gpu = *GpuCatalog::builtin().find("H100");
+  VllmFlags f;
+  f.max_model_len = 4096;
+  auto refused = predict(m, h100, f, VllmVersion{0, 19, 0});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("torch_dtype 'bfloat08'"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(refused.error().where, "torch_dtype");
+  f.dtype = "half";
+  auto overridden = predict(m, h100, f, VllmVersion{0, 19, 0});
+  ASSERT_TRUE(overridden);
+  EXPECT_TRUE(overridden->starts);
+  EXPECT_GT(overridden->kv_cache_tokens, 0);
+}
+
+// More attention heads than hidden units and no head_dim (fuzz_model_config): heads of width 0
+// sized KV pages of 0 bytes and divided by them. An error names the sizes instead.
+TEST(SynthesizeWeightsRegression, AttentionHeadsOfNoWidthAreAnError) {
+  ModelSpec m = model("Qwen/Qwen3-0.6B");
+  m.head_dim = 0;
+  GpuSetup h100;
+  h100.gpu = *GpuCatalog::builtin().find("H100");
+  VllmFlags f;
+  f.max_model_len = 4096;
+  auto refused = predict(m, h100, f, VllmVersion{0, 19, 0});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("attention layers of no width: head_dim 0"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST(SynthesizeWeights, ExactInventoryIsCountedAsIs) {
   ModelSpec m = model("Qwen/Qwen3-0.6B");
   WeightsInventory inv;
