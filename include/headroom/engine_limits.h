@@ -44,6 +44,10 @@ Result<void> check_range(std::int64_t value, std::int64_t min, std::int64_t max,
 // Errors: invalid_argument naming the flag.
 Result<void> validate_engine_sizes(const VllmFlags& flags);
 
+// Whether `name` is a model dtype vLLM runs (its _STR_DTYPE_TO_TORCH_DTYPE: half, float16,
+// bfloat16, float, float32), as --dtype takes besides "auto" and as config.json's torch_dtype gives.
+bool is_vllm_dtype_name(std::string_view name);
+
 // The sizes of a GPU setup: 1..k_max_gpus GPUs per node, 1..k_max_nodes nodes, and at most
 // k_max_gpus in all. `where` names the option that gave the count ("--gpus").
 Result<void> validate_gpu_setup_size(const GpuSetup& gpus, std::string_view where = "--gpus");

@@ -86,6 +86,8 @@ Result<void> check_memory_values(const VllmFlags& f) {
   return {};
 }
 
+constexpr std::string_view k_vllm_dtypes[] = {"half", "float16", "bfloat16", "float", "float32"};
+
 Result<void> check_dtypes(const VllmFlags& f) {
   if (f.kv_cache_dtype) {
     static const std::vector<std::string> k_kv = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
@@ -95,16 +97,19 @@ Result<void> check_dtypes(const VllmFlags& f) {
       return make_error(ErrorCode::invalid_argument,
                         "expected one of " + util::or_list(k_kv) + ", got '" + *f.kv_cache_dtype + "'", "--kv-cache-dtype");
   }
-  if (f.dtype) {
-    static const std::vector<std::string> k_dt = {"auto", "half", "float16", "bfloat16", "float", "float32"};
-    if (std::find(k_dt.begin(), k_dt.end(), *f.dtype) == k_dt.end())
-      return make_error(ErrorCode::invalid_argument, "expected one of " + util::or_list(k_dt) + ", got '" + *f.dtype + "'",
-                        "--dtype");
-  }
+  if (f.dtype && *f.dtype != "auto" && !is_vllm_dtype_name(*f.dtype))
+    return make_error(ErrorCode::invalid_argument,
+                      "expected one of " + util::or_list({"auto", "half", "float16", "bfloat16", "float", "float32"}) +
+                          ", got '" + *f.dtype + "'",
+                      "--dtype");
   return {};
 }
 
 }  // namespace
+
+bool is_vllm_dtype_name(std::string_view name) {
+  return std::find(std::begin(k_vllm_dtypes), std::end(k_vllm_dtypes), name) != std::end(k_vllm_dtypes);
+}
 
 Result<void> validate_engine_sizes(const VllmFlags& f) {
   for (auto step : {check_memory_values, check_parallel_sizes, check_batch_sizes, check_dtypes})

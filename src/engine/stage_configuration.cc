@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/predict_stages.h"
+#include "headroom/engine_limits.h"
 #include "engine/vllm_defaults.h"
 #include "engine/vllm_messages.h"
 
@@ -130,9 +131,8 @@ Result<void> check_attention_width(const ModelSpec& model) {
 // name ("bfloat08") is no dtype a KV cache or a weight could be sized in.
 Result<void> check_model_dtype(const ModelSpec& model, const VllmFlags& flags) {
   if (flags.dtype && *flags.dtype != "auto") return {};
-  static constexpr std::string_view k_float[] = {"float16", "half", "bfloat16", "float32", "float"};
   const std::string cfg = util::to_lower(model.torch_dtype);
-  if (cfg.empty() || std::find(std::begin(k_float), std::end(k_float), cfg) != std::end(k_float)) return {};
+  if (cfg.empty() || is_vllm_dtype_name(cfg)) return {};
   return make_error(ErrorCode::invalid_argument,
                     "model '" + model.id + "' gives torch_dtype '" + model.torch_dtype +
                         "' in its config, which is not a dtype vLLM runs (float16, bfloat16, float32); correct the "

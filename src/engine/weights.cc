@@ -99,29 +99,19 @@ struct PrefixMemo {
 };
 
 std::optional<int> layer_index(std::string_view name, PrefixMemo* memo = nullptr) {
-  for (std::string_view key : {".layers.", ".h.", ".blocks.", ".layer."}) {
-    auto pos = name.find(key);
-    if (pos == std::string_view::npos) continue;
-    // Only the language model's layers count for pipeline stages.
-    const std::string_view prefix = name.substr(0, pos + 1);
-    bool vision = false;
-    if (memo && memo->prefix == prefix && !prefix.empty()) {
-      vision = memo->vision;
-    } else {
-      vision = is_vision(prefix);
-      if (memo) *memo = PrefixMemo{prefix, vision};
-    }
-    if (vision) return std::nullopt;
-    const std::size_t start = pos + key.size();
-    if (start >= name.size() || name[start] < '0' || name[start] > '9') continue;
-    int layer = 0;
-    // Digits only (from_chars would also take a sign). A number past int (a hostile header's
-    // "layers.99999999999") is a layer beyond any model's, which the caller skips like an MTP layer.
-    if (std::from_chars(name.data() + start, name.data() + name.size(), layer).ec != std::errc())
-      return std::numeric_limits<int>::max();
-    return layer;
+  const auto number = find_layer_number(name);
+  if (!number) return std::nullopt;
+  // Only the language model's layers count for pipeline stages.
+  const std::string_view prefix = name.substr(0, number->key + 1);
+  bool vision = false;
+  if (memo && memo->prefix == prefix) {
+    vision = memo->vision;
+  } else {
+    vision = is_vision(prefix);
+    if (memo) *memo = PrefixMemo{prefix, vision};
   }
-  return std::nullopt;
+  if (vision) return std::nullopt;
+  return number->layer;
 }
 
 bool is_float_dtype(const std::string& dtype) {
@@ -143,6 +133,22 @@ bool is_quantizable_linear(std::string_view name, const std::vector<std::int64_t
 }
 
 }  // namespace
+
+std::optional<LayerNumber> find_layer_number(std::string_view name) {
+  for (std::string_view key : {".layers.", ".h.", ".blocks.", ".layer."}) {
+    const auto pos = name.find(key);
+    if (pos == std::string_view::npos) continue;
+    const std::size_t begin = pos + key.size();
+    std::size_t end = begin;
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    if (end == begin) continue;
+    int layer = 0;
+    if (std::from_chars(name.data() + begin, name.data() + end, layer).ec != std::errc())
+      layer = std::numeric_limits<int>::max();
+    return LayerNumber{layer, pos, begin, end};
+  }
+  return std::nullopt;
+}
 
 double dtype_bytes(const std::string& dtype_in) {
   std::string d = util::to_lower(dtype_in);

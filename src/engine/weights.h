@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "headroom/model.h"
@@ -60,6 +61,15 @@ Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std
 Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan);
 
 // Bytes per element of a safetensors or torch dtype name (BF16, bfloat16, F8_E4M3, ...); 0 if unknown.
+// The first decoder-layer number in a tensor name (".layers.N.", ".h.N.", ".blocks.N.",
+// ".layer.N.", the keys of the HF layouts), where its key starts and where its digits sit. A number
+// past int (a hostile header's "layers.99999999999") reads as INT_MAX: a layer beyond any model's.
+struct LayerNumber {
+  int layer = 0;
+  std::size_t key = 0, begin = 0, end = 0;
+};
+std::optional<LayerNumber> find_layer_number(std::string_view name);
+
 double dtype_bytes(const std::string& dtype);
 // dtype_bytes, or `fallback` when the name is unknown.
 double dtype_bytes_or(const std::string& dtype, double fallback);

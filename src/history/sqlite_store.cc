@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -245,13 +246,23 @@ Result<void> check_identity(const FileIdentity& id, const std::string& path) {
                     path);
 }
 
-Result<void> exec_sql(sqlite3* db, const std::string& sql, const std::string& path) {
+// Runs `sql`; on failure, SQLite's result code and an error naming the statement.
+struct SqlFailure {
+  int rc;
+  Error error;
+};
+
+std::optional<SqlFailure> run_sql(sqlite3* db, const std::string& sql, const std::string& path) {
   char* msg = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
-    std::string m = msg ? msg : sqlite3_errmsg(db);
-    sqlite3_free(msg);
-    return make_error(ErrorCode::io_error, "'" + sql.substr(0, 60) + "' failed: " + m, path);
-  }
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
+  if (rc == SQLITE_OK) return std::nullopt;
+  std::string m = msg ? msg : sqlite3_errmsg(db);
+  sqlite3_free(msg);
+  return SqlFailure{rc, Error{ErrorCode::io_error, "'" + sql.substr(0, 60) + "' failed: " + m, path}};
+}
+
+Result<void> exec_sql(sqlite3* db, const std::string& sql, const std::string& path) {
+  if (auto failed = run_sql(db, sql, path)) return tl::unexpected(failed->error);
   return {};
 }
 
@@ -273,13 +284,9 @@ Result<FileIdentity> identify_in_one_read(sqlite3* db, const std::string& path) 
 Result<void> enable_wal(sqlite3* db, const std::string& path) {
   constexpr int k_step_ms = 5;
   for (int waited = 0;; waited += k_step_ms) {
-    char* msg = nullptr;
-    const int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, &msg);
-    if (rc == SQLITE_OK) return {};
-    std::string m = msg ? msg : sqlite3_errmsg(db);
-    sqlite3_free(msg);
-    if (rc != SQLITE_BUSY || waited >= k_busy_timeout_ms)
-      return make_error(ErrorCode::io_error, "'PRAGMA journal_mode = WAL' failed: " + m, path);
+    auto failed = run_sql(db, "PRAGMA journal_mode = WAL", path);
+    if (!failed) return {};
+    if (failed->rc != SQLITE_BUSY || waited >= k_busy_timeout_ms) return tl::unexpected(failed->error);
     sqlite3_sleep(k_step_ms);
   }
 }

@@ -1,38 +1,15 @@
 #include "plan/compact_weights.h"
 
 #include <algorithm>
-#include <charconv>
-#include <limits>
 #include <map>
 #include <string_view>
 #include <tuple>
 
+#include "engine/weights.h"
+
 namespace headroom::plan {
 
 namespace {
-
-// The first decoder-layer index in `name` (".layers.N.", ".h.N.", ".blocks.N.", ".layer.N.") and
-// where its digits sit; the same keys the weight sharding uses.
-struct LayerRef {
-  int layer = -1;
-  std::size_t begin = 0, end = 0;
-};
-
-LayerRef find_layer(std::string_view name) {
-  for (std::string_view key : {".layers.", ".h.", ".blocks.", ".layer."}) {
-    auto pos = name.find(key);
-    if (pos == std::string_view::npos) continue;
-    std::size_t start = pos + key.size(), end = start;
-    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
-    if (end == start) continue;
-    // A number past int (a hostile header's "layers.99999999999") is a layer beyond any model's.
-    int layer = 0;
-    if (std::from_chars(name.data() + start, name.data() + end, layer).ec != std::errc())
-      layer = std::numeric_limits<int>::max();
-    return {layer, start, end};
-  }
-  return {};
-}
 
 // "....experts.17.w1.weight" → "....experts.0.w1.weight".
 std::string normalise_expert(std::string name) {
@@ -73,13 +50,13 @@ WeightsInventory compact_inventory(const ModelSpec& model, const WeightsInventor
   out.exact = inventory.exact;
   out.total_bytes = inventory.total_bytes;
   for (const auto& t : inventory.tensors) {
-    LayerRef ref = find_layer(t.name);
-    if (ref.layer < 0 || ref.layer >= model.num_layers) {
+    const auto ref = engine::find_layer_number(t.name);
+    if (!ref || ref->layer >= model.num_layers) {
       out.tensors.push_back(t);  // embeddings, heads, vision towers, MTP layers: kept as they are
       continue;
     }
     std::string name = t.name;
-    name.replace(ref.begin, ref.end - ref.begin, std::to_string(stage_first[static_cast<std::size_t>(ref.layer)]));
+    name.replace(ref->begin, ref->end - ref->begin, std::to_string(stage_first[static_cast<std::size_t>(ref->layer)]));
     name = normalise_expert(std::move(name));
     std::int64_t elements = 1;
     for (auto d : t.shape) elements *= d;

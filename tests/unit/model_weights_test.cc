@@ -107,8 +107,7 @@ TEST(SynthesizeWeightsRegression, LayerNumberPastIntIsALayerBeyondTheModel) {
   WeightsInventory inv = synthesize_weights(m);
   inv.exact = true;
   m.weights = inv;
-  GpuSetup h100;
-  h100.gpu = *GpuCatalog::builtin().find("H100");
+  const GpuSetup h100 = test_support::gpus("H100");
   VllmFlags f;
   f.max_model_len = 4096;
   auto plain = predict(m, h100, f, VllmVersion{0, 19, 0});
@@ -125,8 +124,7 @@ TEST(SynthesizeWeightsRegression, LayerNumberPastIntIsALayerBeyondTheModel) {
 TEST(SynthesizeWeightsRegression, TorchDtypeThatIsNoDtypeIsAnErrorNamingIt) {
   ModelSpec m = model("Qwen/Qwen3-0.6B");
   m.torch_dtype = "bfloat08";
-  GpuSetup h100;
-  h100.gpu = *GpuCatalog::builtin().find("H100");
+  const GpuSetup h100 = test_support::gpus("H100");
   VllmFlags f;
   f.max_model_len = 4096;
   auto refused = predict(m, h100, f, VllmVersion{0, 19, 0});
@@ -145,8 +143,7 @@ TEST(SynthesizeWeightsRegression, TorchDtypeThatIsNoDtypeIsAnErrorNamingIt) {
 TEST(SynthesizeWeightsRegression, AttentionHeadsOfNoWidthAreAnError) {
   ModelSpec m = model("Qwen/Qwen3-0.6B");
   m.head_dim = 0;
-  GpuSetup h100;
-  h100.gpu = *GpuCatalog::builtin().find("H100");
+  const GpuSetup h100 = test_support::gpus("H100");
   VllmFlags f;
   f.max_model_len = 4096;
   auto refused = predict(m, h100, f, VllmVersion{0, 19, 0});
