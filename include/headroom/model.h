@@ -147,6 +147,11 @@ struct QuantizationConfig {
   // Non-empty when the checkpoint's quantization config was not read and the method above was
   // inferred instead ("the repo name"): a guess, shown as one, that never decides a verdict.
   std::string guessed_from;
+  // Non-empty when the ignore list was read only in part (the built-in catalogue keeps a long
+  // list's length and first entries): what was inferred for the rest, and how many entries stay
+  // unknown (they keep the KV range open, like a guessed method).
+  std::string ignore_list_inferred;
+  int ignore_entries_unaccounted = 0;
 };
 
 // One tensor of a safetensors checkpoint (header only; data is never read).

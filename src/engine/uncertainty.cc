@@ -86,9 +86,12 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     else spread += 0.5 * static_cast<double>(model.encoder_pass_estimate);
   }
   if (model.guessed_quantization_extra > 0) {
-    u.reasons.push_back("the quantization (" + model.guessed_method +
-                        ") is a guess from the repo name: if the checkpoint also keeps attention and shared experts in "
-                        "16-bit, the weights are " + gib(model.guessed_quantization_extra) + " larger");
+    const std::string what = model.unknown_ignore_entries > 0
+                                 ? std::to_string(model.unknown_ignore_entries) + " entries of the " + model.guessed_method +
+                                       " checkpoint's ignore list are not known"
+                                 : "the quantization (" + model.guessed_method + ") is a guess from the repo name";
+    u.reasons.push_back(what + ": if the checkpoint also keeps attention and shared experts in 16-bit, the weights are " +
+                        gib(model.guessed_quantization_extra) + " larger");
     below += static_cast<double>(model.guessed_quantization_extra);
   }
   if (sort_sampler_extra > 0) {

@@ -39,6 +39,9 @@ struct ModelUncertainty {
   Bytes encoder_pass_charged = 0;     // how much the modelled pass raised the activation estimate
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)
   std::string guessed_method;           // the guessed method, for the reason
+  // The method was read but part of its ignore list is not known (QuantizationConfig::
+  // ignore_entries_unaccounted): the other reading keeps attention and shared experts 16-bit too.
+  int unknown_ignore_entries = 0;
 };
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,

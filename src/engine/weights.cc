@@ -344,7 +344,8 @@ Bytes other_reading_extra_bytes(const ModelSpec& model, const WeightPlan& plan) 
 }  // namespace
 
 Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan) {
-  if (!model.quantization || model.quantization->guessed_from.empty() || model.weights) return 0;
+  if (!model.quantization || model.weights) return 0;
+  if (model.quantization->guessed_from.empty() && model.quantization->ignore_entries_unaccounted <= 0) return 0;
   // Two synthesised inventories per call, for a layout searches predict many times.
   static BoundedMemo<Bytes> memo(256);
   return memo.get(model_plan_key(model, plan), [&] { return other_reading_extra_bytes(model, plan); });

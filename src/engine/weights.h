@@ -57,7 +57,8 @@ Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std
 // For a checkpoint whose quantization method was guessed (QuantizationConfig::guessed_from), how
 // many more bytes rank 0 of the first stage loads under the other reading of the same name: the
 // exporter also kept attention and shared experts in 16-bit (the ignore lists ModelOpt, Kimi-K2's
-// compressed-tensors and MiniMax's fp8 exports write). 0 for a read (not guessed) method.
+// compressed-tensors and MiniMax's fp8 exports write). The same for a read method whose ignore
+// list is known only in part (QuantizationConfig::ignore_entries_unaccounted > 0). 0 otherwise.
 Bytes guessed_quantization_extra_bytes(const ModelSpec& model, const WeightPlan& plan);
 
 // Bytes per element of a safetensors or torch dtype name (BF16, bfloat16, F8_E4M3, ...); 0 if unknown.

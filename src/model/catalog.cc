@@ -455,6 +455,7 @@ Result<ModelSpec> spec_of_line(const json* line) {
   spec->location = "built-in catalogue";
   if (std::string copied = copied_architecture_note(*line); !copied.empty()) spec->location += " (" + copied + ")";
   if (spec->quantization && !quantization_read(*line)) spec->quantization->guessed_from = "the repo name";
+  model_detail::apply_summarised_ignore_list(*line, *spec);
   spec->raw_config = *line;
   if (line->contains("total_params")) spec->declared_params = parse_param_count((*line)["total_params"]);
   return spec;

@@ -50,4 +50,10 @@ void apply_tokenizer_config(const nlohmann::json& tokenizer_config, ModelSpec& s
 // The catalogue line for an id (case-insensitive), or nullptr.
 const nlohmann::json* find_catalog_line(std::string_view id);
 
+// A catalogue line's ignore list written as its length and first entries: the named entries, and
+// a layer-0 module entry repeated on every layer when the length leaves room for it
+// (catalog_ignore_list.cc); sets QuantizationConfig::ignore_list_inferred and the count of
+// entries still unknown.
+void apply_summarised_ignore_list(const nlohmann::json& line, ModelSpec& spec);
+
 }  // namespace headroom::model_detail

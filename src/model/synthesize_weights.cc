@@ -92,7 +92,14 @@ class Builder {
     // not copied as it grows; the layer count was range-checked where the config was read.
     m_inv.tensors.reserve(static_cast<std::size_t>(std::clamp(m.num_layers, 0, 4096)) * 16 + 16);
     if (m.quantization)
-      for (const auto& p : m.quantization->ignored_modules) m_ignore.emplace_back(p);
+      for (const auto& p : m.quantization->ignored_modules) {
+        m_ignore.emplace_back(p);
+        // Multimodal checkpoints saved by transformers 4.52+ name the text model
+        // "model.language_model.*" (their ignore lists too); the names synthesised here keep the
+        // older "language_model.model.*" layout.
+        if (const auto at = p.find("model.language_model."); at != std::string::npos)
+          m_ignore.emplace_back(std::string(p).replace(at, 21, "language_model.model."));
+      }
   }
 
   const std::string& dtype() const { return m_dtype; }
@@ -312,6 +319,16 @@ void add_moe(Builder& b, const ModelSpec& m, const std::string& p) {
     b.stacked_linear(f + "experts.w1", E, I, H);
     b.stacked_linear(f + "experts.w2", E, H, I);
     b.stacked_linear(f + "experts.w3", E, I, H);
+    return;
+  }
+  if (x.dense_mlp_in_every_layer && starts_with(t, "gemma4")) {
+    // Gemma 4 MoE layers (gemma4.py; transformers' Gemma4TextDecoderLayer): the router and the
+    // experts sit beside the dense "mlp", not inside it, which ModelOpt's ignore lists rely on
+    // ("layers.0.mlp*" keeps the dense MLP 16-bit, not the experts).
+    b.dense(p + "router.weight", {E, H});  // replicated and 16-bit, as routers are
+    b.stacked_linear(p + "experts.gate_proj", E, I, H);
+    b.stacked_linear(p + "experts.up_proj", E, I, H);
+    b.stacked_linear(p + "experts.down_proj", E, H, I);
     return;
   }
   bool nemotron = t == "nemotron_h";

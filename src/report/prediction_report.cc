@@ -52,13 +52,15 @@ nlohmann::json settings_to_json(const ResolvedSettings& s) {
 namespace {
 
 // The checkpoint's quantization as the prediction took it; `guessed_from` says what a method that
-// was inferred, not read, was inferred from (null when read).
+// was inferred, not read, was inferred from (null when read); `ignore_list_inferred` what was
+// inferred of an ignore list known only in part (null when read whole or absent).
 nlohmann::json quantization_to_json(const ModelSpec& model) {
   if (!model.quantization) return nullptr;
   const auto& q = *model.quantization;
   return {{"method", q.method},
           {"bits", q.bits > 0 ? nlohmann::json(q.bits) : nlohmann::json(nullptr)},
-          {"guessed_from", q.guessed_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.guessed_from)}};
+          {"guessed_from", q.guessed_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.guessed_from)},
+          {"ignore_list_inferred", q.ignore_list_inferred.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.ignore_list_inferred)}};
 }
 
 }  // namespace
@@ -191,6 +193,10 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
          (model.quantization->bits > 0 ? " " + std::to_string(model.quantization->bits) + "-bit" : std::string()) +
          "  (a guess from " + safe(model.quantization->guessed_from) +
          ": the checkpoint's quantization config was not read; no failure is asserted from it)");
+  else if (model.quantization && !model.quantization->ignore_list_inferred.empty())
+    line("quant   " + safe(model.quantization->method) +
+         (model.quantization->bits > 0 ? " " + std::to_string(model.quantization->bits) + "-bit" : std::string()) +
+         "  (ignore list in part: " + safe(model.quantization->ignore_list_inferred) + ")");
   std::string gpu_line = "gpu     " + std::to_string(p.gpus_used) + " × " + safe(gpus.gpu.name) + "  (" + g(gpus.gpu.total_bytes) +
                          " GiB as CUDA reports it";
   if (gpus.free_bytes) gpu_line += ", " + g(*gpus.free_bytes) + " GiB free now";

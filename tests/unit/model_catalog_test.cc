@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "headroom/model.h"
 
 namespace headroom {
@@ -227,6 +229,56 @@ TEST(ModelCatalog, TierIQuantizationFromTheId) {
   ASSERT_TRUE(n);
   ASSERT_TRUE(n->quantization);
   EXPECT_TRUE(n->quantization->kv_cache_fp8);
+}
+
+// The catalogue keeps a long ignore list as its length and first entries. nvidia's Gemma 4 31B
+// NVFP4 lists 63 (hf_quant_config.json exclude_modules): lm_head, the vision embedder and
+// "model.language_model.layers.0.self_attn*" are named; ModelOpt writes one entry per layer, so
+// self_attn is kept 16-bit in all 60 layers (2 + 60 of 63), and one entry stays unknown.
+TEST(ModelCatalog, SummarisedIgnoreListRepeatsItsLayerEntryOnEveryLayer) {
+  auto m = catalog_model("nvidia/Gemma-4-31B-IT-NVFP4");
+  ASSERT_TRUE(m && m->quantization);
+  const auto& q = *m->quantization;
+  EXPECT_EQ(q.ignored_modules.size(), 62u);
+  EXPECT_NE(std::find(q.ignored_modules.begin(), q.ignored_modules.end(), "model.language_model.layers.59.self_attn*"),
+            q.ignored_modules.end());
+  EXPECT_EQ(q.ignore_entries_unaccounted, 1);
+  EXPECT_NE(q.ignore_list_inferred.find("3 of the checkpoint's 63"), std::string::npos) << q.ignore_list_inferred;
+  EXPECT_EQ(q.guessed_from, "");  // the method itself was read
+  // The synthesised checkpoint keeps every layer's attention in bf16 and its MLP in NVFP4.
+  const auto inv = synthesize_weights(*m);
+  auto dtype_of = [&](const std::string& part) {
+    for (const auto& t : inv.tensors)
+      if (t.name.ends_with(part)) return t.dtype;
+    return std::string("absent");
+  };
+  EXPECT_EQ(dtype_of("layers.59.self_attn.q_proj.weight"), "BF16");
+  EXPECT_EQ(dtype_of("layers.59.mlp.down_proj.weight"), "U8");
+}
+
+// A list whose length cannot hold its layer entry on every layer is not extended: Nemotron 3 Nano
+// NVFP4 names lm_head and layer 4's mamba in_proj and out_proj of 60 entries, fewer than
+// 1 + 2 × 52 layers, so only the named entries are kept and 57 stay unknown.
+TEST(ModelCatalog, SummarisedIgnoreListTooShortForEveryLayerKeepsTheNamedEntries) {
+  auto m = catalog_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4");
+  ASSERT_TRUE(m && m->quantization);
+  EXPECT_EQ(m->quantization->ignored_modules.size(), 3u);
+  EXPECT_EQ(m->quantization->ignore_entries_unaccounted, 57);
+}
+
+// Gemma 4's MoE layers hold the router and the experts beside the dense MLP: the 26B-A4B NVFP4
+// export's "layers.0.mlp*" entry keeps the dense MLP in bf16 and leaves the experts in NVFP4.
+TEST(ModelCatalog, Gemma4ExpertsSitBesideTheDenseMlp) {
+  auto m = catalog_model("nvidia/Gemma-4-26B-A4B-NVFP4");
+  ASSERT_TRUE(m && m->quantization);
+  const auto inv = synthesize_weights(*m);
+  std::string dense, experts;
+  for (const auto& t : inv.tensors) {
+    if (t.name.ends_with("layers.29.mlp.down_proj.weight")) dense = t.dtype;
+    if (t.name.ends_with("layers.29.experts.down_proj.weight")) experts = t.dtype;
+  }
+  EXPECT_EQ(dense, "BF16");
+  EXPECT_EQ(experts, "U8");
 }
 
 }  // namespace
