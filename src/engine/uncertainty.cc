@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "engine/calibration_constants.h"
 #include "engine/empirical.h"
 #include "util/strings.h"
 
@@ -48,6 +49,16 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     u.reasons.push_back("tensor parallelism without NVSwitch: its all-reduce buffers (" + gib(m.non_torch) +
                         " non-torch in total) are derived, not measured");
     spread += n;
+  }
+  if (tp > 1 && interconnect_of(gpu) == Interconnect::nvswitch) {
+    // The all-reduce buffers at TP > 1 on NVSwitch boards are a median of two runs per era
+    // (calibration_constants.h non_torch_era), and the two eras' values differ by more than
+    // either: what changes between them is not known, so either value may hold on a given run.
+    const double other = std::abs(non_torch_era(VllmVersion{0, 17}).nvswitch_all_reduce_gib -
+                                  non_torch_era(VllmVersion{0, 18}).nvswitch_all_reduce_gib);
+    u.reasons.push_back("tensor parallelism over NVSwitch: its all-reduce buffers are fitted on two runs per vLLM era, "
+                        "and the eras differ by " + util::fixed(other, 2) + " GiB");
+    spread += static_cast<double>(from_gib(other));
   }
   if (tp_spans_nodes) {
     // vLLM turns custom all-reduce off for a group that spans nodes (custom_all_reduce.py:

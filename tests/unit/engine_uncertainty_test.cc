@@ -59,14 +59,30 @@ TEST(KvUncertainty, ChargedEncoderPassNarrowsTheVisionAllowance) {
 }
 
 // A tensor-parallel group across nodes lowers only the low end, by 1.1 GiB (the 1.02 GiB KV
-// shortfall of the one such calibration run, rounded up).
+// shortfall of the one such calibration run, rounded up). The H100's NVSwitch all-reduce term
+// adds its own 1.40 GiB either side (next test).
 TEST(KvUncertainty, TensorParallelAcrossNodesWidensOnlyTheLowSide) {
   auto u = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 2, terms(40), 100000, false, false, 0, true);
   ASSERT_TRUE(u.has_value());
-  EXPECT_NEAR(to_gib(u->kv_cache_high), 40 + k_base, 1e-6);
-  EXPECT_NEAR(to_gib(u->kv_cache_low), 38.9 - k_base, 1e-6);
-  ASSERT_EQ(u->reasons.size(), 1u);
-  EXPECT_NE(u->reasons[0].find("spans nodes"), std::string::npos);
+  EXPECT_NEAR(to_gib(u->kv_cache_high), 40 + 1.40 + k_base, 1e-6);
+  EXPECT_NEAR(to_gib(u->kv_cache_low), 38.9 - 1.40 - k_base, 1e-6);
+  ASSERT_EQ(u->reasons.size(), 2u);
+  EXPECT_NE(u->reasons[1].find("spans nodes"), std::string::npos);
+}
+
+// Tensor parallelism over NVSwitch: the all-reduce buffers are fitted per era on two runs each,
+// 0.42 GiB before v0.18 and 1.82 GiB from it (calibration_constants.h); the range allows their
+// difference, 1.40 GiB, either side, in both eras.
+TEST(KvUncertainty, NvswitchAllReduceAllowsTheErasDifference) {
+  for (VllmVersion v : {VllmVersion{0, 10, 0}, VllmVersion{0, 19, 0}}) {
+    auto u = engine::kv_uncertainty(h100(), v, 8, terms(40), 100000, false);
+    ASSERT_TRUE(u.has_value());
+    EXPECT_NEAR(to_gib(u->kv_cache_high), 41.40 + k_base, 1e-6);
+    EXPECT_NEAR(to_gib(u->kv_cache_low), 38.60 - k_base, 1e-6);
+    ASSERT_EQ(u->reasons.size(), 1u);
+    EXPECT_NE(u->reasons[0].find("NVSwitch"), std::string::npos);
+  }
+  EXPECT_FALSE(engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 1, terms(40), 100000, false).has_value());
 }
 
 // A run outside the calibrated region only by its version still carries the calibrated error: a
