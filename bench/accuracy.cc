@@ -59,6 +59,15 @@ std::string str(const json& r, const char* key) {
   return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : "";
 }
 
+// The row's model id. A row whose log names only a local path gives the checkpoint it was matched
+// to as "<id> (assumed: <why>)" (architecture and logged weight size agree): the id is taken and the
+// row is scored, its weights error showing whether the match holds.
+std::string row_model(const json& r) {
+  std::string model = str(r, "model");
+  if (const auto at = model.find(" (assumed:"); at != std::string::npos) model.resize(at);
+  return model;
+}
+
 // The row's vLLM version; when the row states none, the version its notes name ("~v0.13-0.15",
 // "v0.7.x log format"), flagged so the report can keep those rows apart.
 std::optional<VllmVersion> row_version(const json& r, bool& from_notes) {
@@ -225,7 +234,7 @@ int main(int argc, char** argv) {
       skipped.push_back(id + ": no vLLM version");
       continue;
     }
-    auto model = load_model(str(r, "model"));
+    auto model = load_model(row_model(r));
     if (!model) {
       skipped.push_back(id + ": " + model.error().message.substr(0, 90));
       continue;
