@@ -70,6 +70,44 @@ std::string offload_note(const VllmFlags& flags, Bytes moved) {
          (moved < asked ? "; that is all the layers hold, so the rest of the " + gib(asked) + " asked is unused" : "");
 }
 
+// Online --quantization fp8: the most the GPU holds while rank `stage` loads, by era
+// (vllm_eras.h OnlineFp8LoadPeak), from its weights in 16 bits and in fp8 (`fp8`, with the load
+// buffers). In the era that may
+// or may not have #31914, the fp8 model is taken and a note gives the older peak where it would
+// not fit. 0 when the run does not quantize online.
+Bytes online_fp8_load_peak(const ModelSpec& model, const WeightPlan& plan, const ResolvedConfig& config,
+                           std::size_t stage, const StageWeights& fp8, Bytes usable, std::vector<std::string>& notes) {
+  if (plan.online_quantization != "fp8") return 0;
+  WeightPlan sixteen = plan;
+  sixteen.online_quantization.clear();
+  const auto stages16 = cached_stage_weights(model, sixteen);
+  if (stage >= stages16.size()) return 0;
+  const Bytes fp8_bytes = fp8.bytes;
+  const Bytes b16 = stages16[stage].bytes + fp8.load_buffers;  // the load buffers are the same either way
+  const Bytes both = b16 + std::max<Bytes>(0, b16 - fp8_bytes);
+  switch (config.era.online_fp8_load_peak) {
+    case OnlineFp8LoadPeak::whole_16bit_model:
+      if (stage == 0)
+        notes.push_back("--quantization fp8: vLLM " + config.version.to_string() + " loads the whole model in " +
+                        config.settings.dtype + " before it quantizes, so loading peaks at " + gib(b16) + " per GPU");
+      return b16;
+    case OnlineFp8LoadPeak::both_copies:
+      if (stage == 0)
+        notes.push_back("--quantization fp8: vLLM " + config.version.to_string() + " keeps the " + config.settings.dtype +
+                        " weights while it makes their fp8 copies (fixed by #31914), so loading peaks at " + gib(both) +
+                        " per GPU");
+      return both;
+    case OnlineFp8LoadPeak::unsure:
+      if (stage == 0 && both > usable)
+        notes.push_back("--quantization fp8: a vLLM " + config.version.to_string() +
+                        " build without #31914 (merged early 2026) keeps the 16-bit weights while it makes the fp8 "
+                        "copies and peaks at " + gib(both) + " per GPU, more than the " + gib(usable) + " there is");
+      return fp8_bytes;
+    case OnlineFp8LoadPeak::fp8_model: return fp8_bytes;
+  }
+  return fp8_bytes;
+}
+
 }  // namespace
 
 LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags,
@@ -94,9 +132,12 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
     const Bytes moved = offloaded_bytes(flags, r.layout);
     if (st == 0 && flags.cpu_offload_gb && *flags.cpu_offload_gb > 0) w.notes.push_back(offload_note(flags, moved));
     r.resident = measured ? *options.measured->weights : r.layout.bytes - moved;
-    if (r.resident > budget.usable)
+    const Bytes peak = measured ? r.resident
+                                : std::max(r.resident, online_fp8_load_peak(model, w.plan, config, st, r.layout, budget.usable,
+                                                                            w.notes) - moved);
+    if (peak > budget.usable)
       r.oom = Failure{"weights_load_oom", "weights-load",
-                      weights_oom_message(config.version, r.resident - budget.usable, budget.total, budget.usable), {}};
+                      weights_oom_message(config.version, peak - budget.usable, budget.total, budget.usable), {}};
     w.ranks.push_back(std::move(r));
   }
   return w;

@@ -31,6 +31,9 @@ const VllmVersion k_hybrid_manager_chunked{0, 13};      // #29627
 const VllmVersion k_in_flight_batches{0, 22};
 const VllmVersion k_tokens_by_concurrency{0, 21};
 const VllmVersion k_mamba_block_check{0, 18};
+const VllmVersion k_online_fp8_streaming{0, 13};        // #29196 (vllm_eras.h OnlineFp8LoadPeak)
+const VllmVersion k_online_fp8_meta_maybe{0, 15};       // #31914 merged between the v0.15 and v0.18 cuts
+const VllmVersion k_online_fp8_meta{0, 18};
 
 bool has_state_layers(const ModelSpec& m) {
   return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(), [](LayerKind k) {
@@ -73,6 +76,10 @@ EraRules era_rules(const VllmVersion& version, const ModelSpec& model) {
                        : v >= k_tokens_by_concurrency ? KvTokensReport::concurrency_times_len
                        : v >= k_hybrid_manager        ? KvTokensReport::blocks_per_group
                                                       : KvTokensReport::blocks_times_block_size;
+  r.online_fp8_load_peak = v >= k_online_fp8_meta         ? OnlineFp8LoadPeak::fp8_model
+                           : v >= k_online_fp8_meta_maybe  ? OnlineFp8LoadPeak::unsure
+                           : v >= k_online_fp8_streaming   ? OnlineFp8LoadPeak::both_copies
+                                                           : OnlineFp8LoadPeak::whole_16bit_model;
   r.graphs_estimated_by_default = v.estimates_cuda_graphs_by_default();
   r.mamba_block_per_decode_sequence = v1 && v >= k_mamba_block_check;
   r.model_runner_v2 = v >= k_mrv2_all || (v >= k_mrv2_dense && is_dense_for_mrv2(model));

@@ -22,6 +22,21 @@ enum class KvTokensReport {
   concurrency_times_len,    // v0.21+: max concurrency × max_model_len
 };
 
+// Up to v0.12 the whole model is loaded in its 16-bit dtype and quantized after (vLLM's fp8 docs:
+// "we load the model at original precision before quantizing down to 8-bits, so you need enough
+// memory to load the whole model"). #29196 (v0.13) quantized each layer once loaded but kept the
+// 16-bit tensors referenced through the loading loop, so the fp8 copies came on top (#32773: "vllm
+// 0.13.0 and 0.14.0 are affected", Qwen3-30B-A3B no longer starts on one 80 GB GPU). #31914
+// creates the weights on the meta device and materialises them layer by layer: the peak is the
+// fp8 model. It merged after 2026-01-21 (#32773 still saw main fail that day) and before
+// 2026-03-23 (#37851 documents it), so v0.15-v0.17 may have either; from v0.18 it is in.
+enum class OnlineFp8LoadPeak {
+  whole_16bit_model,  // up to v0.12: the 16-bit model
+  both_copies,        // v0.13-v0.14: the 16-bit model and the fp8 copies of its linear layers
+  unsure,             // v0.15-v0.17: the fp8 model, or both copies where the build predates #31914
+  fp8_model,          // v0.18+: the fp8 model (one layer's 16-bit weights at a time)
+};
+
 struct EraRules {
   VllmVersion rules;          // the version whose rules apply (≤ VllmVersion::newest_described())
   std::string modelled_with;  // "v0.33 modelled with v0.31 rules", or "" when the version is described
@@ -64,6 +79,9 @@ struct EraRules {
   // otherwise); v0.21 and before, one batch (kv_cache_interface.py; memory model §3.1, §9).
   bool in_flight_per_concurrent_batch = false;
   KvTokensReport kv_tokens_report = KvTokensReport::blocks_times_block_size;
+  // Online --quantization fp8 of a 16-bit checkpoint (model_executor/layers/quantization/fp8.py,
+  // Fp8OnlineLinearMethod / Fp8OnlineMoEMethod): what the GPU holds at the peak of loading.
+  OnlineFp8LoadPeak online_fp8_load_peak = OnlineFp8LoadPeak::whole_16bit_model;
   // v0.21+ (#38284): CUDA graph memory is estimated by the profile and subtracted before the KV
   // cache by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
   bool graphs_estimated_by_default = false;
