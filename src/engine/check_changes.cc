@@ -46,6 +46,7 @@ class Search {
       fewer_seqs();
       eager();
     } else if (c == "weights_load_oom") {
+      drop_online_fp8();
       more_tp();
       fp8_weights();
       cpu_offload();
@@ -340,6 +341,21 @@ class Search {
             0,
             m_model.quantization ? "vLLM reads the method from the checkpoint's own config"
                                  : "the checkpoint is not quantized with this method",
+            {}},
+           std::move(*p));
+  }
+
+  // Online --quantization fp8 of a 16-bit checkpoint: some versions hold more while converting
+  // than the 16-bit model itself (engine/vllm_eras.h OnlineFp8LoadPeak), so it may load without.
+  void drop_online_fp8() {
+    if (m_model.quantization || !m_flags.quantization || *m_flags.quantization != "fp8") return;
+    VllmFlags f = m_flags;
+    f.quantization.reset();
+    if (auto p = starts(f))
+      keep({{{"--quantization", ""}},
+            {"--quantization"},
+            0,
+            "the 16-bit weights load without the online fp8 conversion's extra copies",
             {}},
            std::move(*p));
   }

@@ -70,6 +70,25 @@ TEST(CheckChanges, WeightsThatDoNotLoadOfferTheSmallestCpuOffload) {
   EXPECT_FALSE(run(m, g, below).starts);
 }
 
+// Online fp8 on vLLM 0.13 holds the bf16 weights and their fp8 copies while loading (vLLM #32773:
+// Qwen3-30B-A3B starts on one 80 GB GPU in bf16, not with online fp8): leaving out --quantization
+// is a fix on the same GPU.
+TEST(CheckChanges, OnlineFp8LoadFailureOffersLoadingIn16Bit) {
+  auto m = model("Qwen/Qwen3-30B-A3B");
+  auto g = gpus("H100");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  f.quantization = "fp8";
+  const VllmVersion v{0, 13, 0};
+  Prediction failed = run(m, g, f, v);
+  ASSERT_EQ(failed.failure->error_class, "weights_load_oom");
+  auto changes = suggest_changes(m, g, f, failed, predictor(m, v));
+  ASSERT_FALSE(changes.empty());
+  EXPECT_EQ(first_flag(changes.front()), "--quantization");
+  EXPECT_EQ(changes.front().gpus, 1);
+  EXPECT_TRUE(changes.front().prediction.starts);
+}
+
 // A 70B model at its full 131,072 tokens on one H100 would need most of its weights in host
 // memory: not offered.
 TEST(CheckChanges, CpuOffloadIsNotOfferedForMoreThanHalfTheWeights) {
