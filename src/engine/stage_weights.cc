@@ -123,7 +123,8 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
     stages.front().load_buffers = load_buffers(model, s.max_num_batched_tokens, s.dtype);
     stages.front().bytes += stages.front().load_buffers;
   }
-  w.source = model.weights ? "exact (safetensors headers)" : "from the architecture";
+  const bool gguf = model.quantization && model.quantization->method == "gguf";
+  w.source = !model.weights ? "from the architecture" : gguf ? "exact (GGUF header)" : "exact (safetensors headers)";
   const bool measured = options.measured && options.measured->weights;
   if (measured) w.source = options.measured->source;
   for (std::size_t st = 0; st < stages.size() && static_cast<int>(st) < s.pipeline_parallel_size; ++st) {

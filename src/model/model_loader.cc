@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "headroom/hub.h"
+#include "model/gguf.h"
 #include "model/model_internal.h"
 #include "util/json_file.h"
 #include "util/strings.h"
@@ -182,6 +183,11 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
     return make_error(ErrorCode::not_found, "folder has no config.json", path.string());
   }
   if (fs::is_regular_file(path, ec)) {
+    if (path.extension() == ".gguf") {
+      auto spec = read_gguf_model(path.string());
+      if (spec) spec->id = std::string(model_ref);
+      return spec;
+    }
     auto text = util::read_file(path.string());
     if (!text) return tl::unexpected(text.error());
     auto spec = parse_model_config_text(*text, path.string());
