@@ -65,9 +65,11 @@ Result<ModelSpec> model_from_snapshot(const HubSnapshot& snap, std::vector<std::
     if (!config) return tl::unexpected(config.error());
     spec = parse_model_config(*config, at + "params.json");
   } else {
-    std::string what = has_suffix_file(snap.files, ".gguf") ? " (a GGUF-only repo)" : "";
+    const bool gguf = has_suffix_file(snap.files, ".gguf");
     return make_error(ErrorCode::unsupported,
-                      "the repo has no config.json or params.json" + what + ": headroom reads a model's architecture from them",
+                      "the repo has no config.json or params.json" + std::string(gguf ? " (a GGUF-only repo)" : "") +
+                          ": headroom reads a model's architecture from them" +
+                          (gguf ? "; download the .gguf file you will serve and pass its path (headroom reads its header)" : ""),
                       snap.repo + "@" + snap.sha.substr(0, 7));
   }
   if (!spec) return spec;

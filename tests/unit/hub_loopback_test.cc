@@ -264,7 +264,8 @@ TEST_F(HubLoopback, BinOnlyRepoFallsBackToTheArchitectureWithANote) {
   auto gguf = load("headroom-test/gguf-only", s);
   ASSERT_FALSE(gguf);
   EXPECT_EQ(gguf.error().message,
-            "the repo has no config.json or params.json (a GGUF-only repo): headroom reads a model's architecture from them");
+            "the repo has no config.json or params.json (a GGUF-only repo): headroom reads a model's architecture from them; "
+            "download the .gguf file you will serve and pass its path (headroom reads its header)");
 }
 
 TEST_F(HubLoopback, UnreachableHubFallsBackToTheCatalogueAtOnce) {
