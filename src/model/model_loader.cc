@@ -204,7 +204,7 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
   std::string_view ref = model_ref;
   if (ref.starts_with("./") || ref.starts_with("/") || ref.starts_with("../") || ref.starts_with("~/") || ref == "." ||
       ref == "..")
-    return make_error(ErrorCode::not_found, "no such folder or file (a local model is a folder with config.json)",
+    return make_error(ErrorCode::not_found, "no such folder or file (a local model is a folder with config.json, or a .gguf file)",
                       std::string(model_ref));
   std::string hf_cache = hub_cache_dir(options);
   if (std::string snap = find_cached_snapshot(hf_cache, model_ref); !snap.empty())

@@ -203,7 +203,7 @@ check_golden mimo_json mimo_v2_flash_h200_tp4.json
 
 # ---- bad input: exact stderr and exit code ----
 run missing_path 1 ./no/such/dir --gpu H100
-check_stderr missing_path "headroom: error: ./no/such/dir: no such folder or file (a local model is a folder with config.json)"
+check_stderr missing_path "headroom: error: ./no/such/dir: no such folder or file (a local model is a folder with config.json, or a .gguf file)"
 check_no_stdout missing_path
 
 mkdir -p "$tmp/malformed"
