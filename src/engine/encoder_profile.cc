@@ -188,7 +188,12 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   const double items_on_rank = dp_encoder ? std::ceil(static_cast<double>(p.items) / tp) : p.items;
   const double per_patch = peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
   p.encoder_peak = static_cast<Bytes>(items_on_rank * static_cast<double>(p.item.patches) * per_patch);
-  const double out = model.hidden_size > 0 ? model.hidden_size : model.vision->out_hidden_size;
+  // Qwen3-VL hands the language model each token's merged features and one more copy per
+  // deepstack level, concatenated (qwen3_vl.py Qwen3_VisionTransformer.forward: torch.cat of the
+  // merger's output and deepstack_feature_lists; out_hidden_size × (1 + len(deepstack_visual_indexes))),
+  // and the encoder cache holds them whole.
+  const double out = (model.hidden_size > 0 ? model.hidden_size : model.vision->out_hidden_size) *
+                     (1.0 + std::max(0, model.vision->deepstack_layers));
   p.cached_outputs = static_cast<Bytes>(static_cast<double>(p.items) * static_cast<double>(p.item.tokens) * out * dtype_bytes);
   p.explanation = "encoder profile: " + std::to_string(p.items) + " " + p.item.modality + " item(s) of " +
                   std::to_string(p.item.tokens) + " tokens (" + std::to_string(p.item.patches) + " patches, " +

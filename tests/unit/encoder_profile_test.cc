@@ -31,6 +31,20 @@ TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {
   EXPECT_GT(p.encoder_peak, 0);
 }
 
+// Qwen3-VL's encoder output is the merged features and one copy per deepstack level side by side
+// (qwen3_vl.py: out_hidden_size × (1 + len(deepstack_visual_indexes)), 2048 × 4 for the 30B-A3B),
+// and the encoder cache holds it through the language model's dummy run: one 16,384-token image
+// (the v0.13 H100 NVL log: "budget 16384 tokens, 1 image item") caches 16,384 × 8,192 × 2 bytes.
+TEST(EncoderProfile, Qwen3VlCachesItsDeepstackFeaturesToo) {
+  const ModelSpec m = model("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  ASSERT_TRUE(m.vision);
+  ASSERT_EQ(m.vision->deepstack_layers, 3);
+  auto p = engine::encoder_profile(m, {}, settings(8192), {0, 13, 0}, 2.0);
+  EXPECT_EQ(p.items, 1);
+  EXPECT_EQ(p.item.tokens, 16384);
+  EXPECT_EQ(p.cached_outputs, Bytes{16384} * 2048 * 4 * 2);
+}
+
 // compute_mm_encoder_budget: a larger max_num_batched_tokens fits more items per batch.
 TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
   auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536), {0, 11, 0}, 2.0);
