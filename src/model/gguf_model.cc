@@ -163,6 +163,14 @@ Result<ModelSpec> gguf_model(const GgufHeader& h, std::uint64_t file_size, const
   if (!arch)
     return make_error(ErrorCode::unsupported, "GGUF architecture \"" + name->get<std::string>() + "\" is not one headroom maps to a vLLM model (" +
                                                   known + "); pass the base model's folder or Hub id instead", origin);
+  // vLLM's GGUF docs: "vLLM only supports loading single-file GGUF models"; llama.cpp's
+  // gguf-split writes split.count into each part.
+  if (const json* parts = meta(h, "split.count"); parts && parts->is_number_unsigned() && parts->get<std::uint64_t>() > 1)
+    return make_error(ErrorCode::unsupported,
+                      "one part of a GGUF split in " + std::to_string(parts->get<std::uint64_t>()) +
+                          " files: vLLM loads only single-file GGUF models; merge the parts first (llama-gguf-split --merge) "
+                          "and pass the merged file",
+                      origin);
   auto inv = inventory(h, file_size, origin);
   if (!inv) return tl::unexpected(inv.error());
   auto spec = parse_model_config(config_of(h, *arch, *inv), origin);

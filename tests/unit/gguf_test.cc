@@ -33,6 +33,11 @@ class GgufWriter {
     u32(4);
     u32(v);
   }
+  void kv_u16(const std::string& key, std::uint16_t v) {
+    str(key);
+    u32(2);
+    raw(&v, 2);
+  }
   void kv_f32(const std::string& key, float v) {
     str(key);
     u32(6);
@@ -208,6 +213,19 @@ TEST(Gguf, EveryTruncationAndByteFlipIsAnAnswer) {
     auto h = parse_gguf_header(g, g.size(), "x");
     if (h) (void)gguf_model(*h, g.size(), "x");
   }
+}
+
+// vLLM's GGUF docs: "vLLM only supports loading single-file GGUF models" (merge the parts with
+// gguf-split first); a part of a split file says so in split.count.
+TEST(Gguf, OnePartOfASplitFileIsRefused) {
+  GgufWriter v;
+  v.counts(0, 2);
+  v.kv_str("general.architecture", "llama");
+  v.kv_u16("split.count", 3);  // llama.cpp's gguf-split writes it as a u16
+  auto split = parse(v.file());
+  ASSERT_FALSE(split);
+  EXPECT_EQ(split.error().code, ErrorCode::unsupported);
+  EXPECT_NE(split.error().message.find("single-file"), std::string::npos) << split.error().message;
 }
 
 // A .gguf path given to `check` is read as a GGUF checkpoint.
