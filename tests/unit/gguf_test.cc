@@ -195,7 +195,7 @@ TEST(Gguf, UnknownArchitectureAndTypeAreErrors) {
   EXPECT_FALSE(parse(t.file()));
 }
 
-// Every prefix of a header, and the header with any one byte set to 0xFF, parses to a model or to
+// Every prefix of a header, and the header with one byte set to 0xFF, parses to a model or to
 // an error: nothing reads past the bytes given or grows without bound (the sanitizer build runs this
 // too; fuzz/gguf_fuzz.cc goes further).
 TEST(Gguf, EveryTruncationAndByteFlipIsAnAnswer) {
@@ -207,7 +207,9 @@ TEST(Gguf, EveryTruncationAndByteFlipIsAnAnswer) {
     if (h) models += gguf_model(*h, f.size(), "x").has_value();
   }
   EXPECT_EQ(models, 1);  // only the whole header
-  for (std::size_t i = 0; i < header.size(); ++i) {
+  // Every byte of the counts and scalar metadata; past them (the vocabulary's 1,000 strings and
+  // the tensor table) every 13th.
+  for (std::size_t i = 0; i < header.size(); i += i < 600 ? 1 : 13) {
     std::string g = f;
     g[i] = static_cast<char>(0xFF);
     auto h = parse_gguf_header(g, g.size(), "x");
