@@ -64,6 +64,19 @@ std::optional<LayerEntry> layer_entry(const std::string& entry) {
   return LayerEntry{m[1].str(), module};
 }
 
+// One pattern for the module on every layer (an ignore entry in compressed-tensors' "re:" form,
+// which synthesize_weights.cc reads): "model.layers.0.self_attn*" becomes
+// "re:^model\.layers\.[0-9]+\.self_attn.*"; a module without "*" matches whole dotted components,
+// as a plain entry does.
+std::string every_layer_pattern(const std::string& prefix, const std::string& module) {
+  auto escape = [](const std::string& text) {
+    std::string out;
+    for (char c : text) out += c == '*' ? std::string(".*") : c == '.' ? std::string("\\.") : std::string(1, c);
+    return out;
+  };
+  return "re:^" + escape(prefix) + "[0-9]+\\." + escape(module) + (module.ends_with('*') ? "" : "(\\.|$)");
+}
+
 }  // namespace
 
 void apply_summarised_ignore_list(const nlohmann::json& line, ModelSpec& spec) {
@@ -85,7 +98,7 @@ void apply_summarised_ignore_list(const nlohmann::json& line, ModelSpec& spec) {
   std::string modules;
   if (expand) {
     for (const auto& [prefix, module] : per_layer) {
-      for (int i = 0; i < layers; ++i) q.ignored_modules.push_back(prefix + std::to_string(i) + "." + module);
+      q.ignored_modules.push_back(every_layer_pattern(prefix, module));
       modules += (modules.empty() ? "" : ", ") + module;
     }
   }

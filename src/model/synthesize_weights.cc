@@ -69,8 +69,17 @@ class ModulePattern {
     // Whole dotted components only: "gate" (MiniMax-M2's fp8 router) names "mlp.gate" but not
     // "mlp.experts.gate_proj" (vLLM quantization/utils/quant_utils.py is_layer_skipped compares
     // module names, v0.16).
-    return name == m_plain || name.starts_with(m_plain + ".") || name.find("." + m_plain + ".") != std::string::npos ||
-           name.ends_with("." + m_plain);
+    return component_match(name, m_plain);
+  }
+
+  // `plain` as whole dotted components of `name`: the name itself, its start, its end or its middle.
+  static bool component_match(std::string_view name, std::string_view plain) {
+    if (plain.empty()) return false;
+    for (std::size_t at = name.find(plain); at != std::string_view::npos; at = name.find(plain, at + 1)) {
+      const std::size_t end = at + plain.size();
+      if ((at == 0 || name[at - 1] == '.') && (end == name.size() || name[end] == '.')) return true;
+    }
+    return false;
   }
 
  private:
@@ -97,8 +106,10 @@ class Builder {
         // Multimodal checkpoints saved by transformers 4.52+ name the text model
         // "model.language_model.*" (their ignore lists too); the names synthesised here keep the
         // older "language_model.model.*" layout.
-        if (const auto at = p.find("model.language_model."); at != std::string::npos)
-          m_ignore.emplace_back(std::string(p).replace(at, 21, "language_model.model."));
+        for (const auto& [from, to] : {std::pair<std::string_view, std::string_view>{"model.language_model.", "language_model.model."},
+                                       {"model\\.language_model\\.", "language_model\\.model\\."}})
+          if (const auto at = p.find(from); at != std::string::npos)
+            m_ignore.emplace_back(std::string(p).replace(at, from.size(), to));
       }
   }
 
