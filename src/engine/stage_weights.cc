@@ -72,9 +72,8 @@ std::string offload_note(const VllmFlags& flags, Bytes moved) {
 
 // Online --quantization fp8: the most the GPU holds while rank `stage` loads, by era
 // (vllm_eras.h OnlineFp8LoadPeak), from its weights in 16 bits and in fp8 (`fp8`, with the load
-// buffers). In the era that may
-// or may not have #31914, the fp8 model is taken and a note gives the older peak where it would
-// not fit. 0 when the run does not quantize online.
+// buffers). In the era that may or may not have #31914, the fp8 model is taken and a note gives
+// the older peak where it would not fit. 0 when the run does not quantize online.
 Bytes online_fp8_load_peak(const ModelSpec& model, const WeightPlan& plan, const ResolvedConfig& config,
                            std::size_t stage, const StageWeights& fp8, Bytes usable, std::vector<std::string>& notes) {
   if (plan.online_quantization != "fp8") return 0;
