@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
+#include <limits>
 
 #include "model/model_internal.h"
 #include "util/json_file.h"
@@ -250,8 +251,15 @@ Result<bool> read_dimensions(const ConfigReader& t, const std::string& origin, M
                       origin);
 
   HR_TRY(inter, t.first_int({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size", "d_ff"}));
-  // GPT-2 / Falcon style configs leave the MLP width out (n_inner: null): 4 × hidden.
-  spec.intermediate_size = inter ? static_cast<int>(inter->second) : 4 * spec.hidden_size;
+  // GPT-2 / Falcon style configs leave the MLP width out (n_inner: null): 4 × hidden, computed
+  // wide: a hidden size past 2^29 would overflow it.
+  const std::int64_t mlp = inter ? inter->second : 4 * static_cast<std::int64_t>(spec.hidden_size);
+  if (mlp > std::numeric_limits<int>::max())
+    return make_error(ErrorCode::parse_error,
+                      "no intermediate_size, and 4 × hidden_size (" + std::to_string(spec.hidden_size) +
+                          ") is past 2^31: give intermediate_size",
+                      origin);
+  spec.intermediate_size = static_cast<int>(mlp);
 
   HR_TRY(kv, t.first_int({"n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
                           "num_attention_groups"}));

@@ -50,6 +50,18 @@ TEST(ModelConfig, RopeScalingBeyondTwoToThe32TokensIsRefused) {
   EXPECT_NE(spec.error().message.find("implausible \"rope_scaling.factor\""), std::string::npos) << spec.error().message;
 }
 
+// fuzz_gguf found it: without an MLP width the default 4 × hidden_size overflowed int for a hidden
+// size past 2^29 (undefined behaviour); it is an error now.
+TEST(ModelConfig, DefaultMlpWidthPastTwoToThe31IsRefused) {
+  nlohmann::json j = base_config();
+  j["hidden_size"] = 788529408;
+  auto spec = parse_model_config(j, "config.json");
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("past 2^31"), std::string::npos) << spec.error().message;
+  j["hidden_size"] = 1024;
+  EXPECT_EQ(parse(j).intermediate_size, 4096);
+}
+
 TEST(ModelConfig, HugeIntegersInListsAreRefused) {
   nlohmann::json j = base_config();
   j["cross_attention_layers"] = {1, 9223372036854775807LL};
