@@ -97,11 +97,12 @@ Result<void> check_dtypes(const VllmFlags& f) {
       return make_error(ErrorCode::invalid_argument,
                         "expected one of " + util::or_list(k_kv) + ", got '" + *f.kv_cache_dtype + "'", "--kv-cache-dtype");
   }
-  if (f.dtype && *f.dtype != "auto" && !is_vllm_dtype_name(*f.dtype))
-    return make_error(ErrorCode::invalid_argument,
-                      "expected one of " + util::or_list({"auto", "half", "float16", "bfloat16", "float", "float32"}) +
-                          ", got '" + *f.dtype + "'",
+  if (f.dtype && *f.dtype != "auto" && !is_vllm_dtype_name(*f.dtype)) {
+    std::vector<std::string> names{"auto"};
+    names.insert(names.end(), std::begin(k_vllm_dtypes), std::end(k_vllm_dtypes));
+    return make_error(ErrorCode::invalid_argument, "expected one of " + util::or_list(names) + ", got '" + *f.dtype + "'",
                       "--dtype");
+  }
   return {};
 }
 

@@ -80,7 +80,8 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   const RankProfile& rank = r.profile.ranks[r.layout.binding];
   u.encoder_pass_estimate = rank.encoder_pass_estimate;
   u.encoder_pass_charged = rank.encoder_pass_charged;
-  if (model.quantization && (!model.quantization->guessed_from.empty() || model.quantization->ignore_entries_unaccounted > 0)) {
+  if (model.quantization) {
+    // 0 unless the method was guessed or part of its ignore list is unknown.
     u.guessed_quantization_extra = guessed_quantization_extra_bytes(model, r.weights.plan);
     u.guessed_method = model.quantization->method;
     if (model.quantization->guessed_from.empty()) u.unknown_ignore_entries = model.quantization->ignore_entries_unaccounted;

@@ -69,12 +69,7 @@ std::optional<LayerEntry> layer_entry(const std::string& entry) {
 // "re:^model\.layers\.[0-9]+\.self_attn.*"; a module without "*" matches whole dotted components,
 // as a plain entry does.
 std::string every_layer_pattern(const std::string& prefix, const std::string& module) {
-  auto escape = [](const std::string& text) {
-    std::string out;
-    for (char c : text) out += c == '*' ? std::string(".*") : c == '.' ? std::string("\\.") : std::string(1, c);
-    return out;
-  };
-  return "re:^" + escape(prefix) + "[0-9]+\\." + escape(module) + (module.ends_with('*') ? "" : "(\\.|$)");
+  return "re:^" + glob_to_regex(prefix) + "[0-9]+\\." + glob_to_regex(module) + (module.ends_with('*') ? "" : "(\\.|$)");
 }
 
 }  // namespace

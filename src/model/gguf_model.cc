@@ -90,7 +90,8 @@ Result<TensorInfo> tensor_info(const GgufTensor& t, const std::string& origin) {
     return make_error(ErrorCode::parse_error, "tensor \"" + t.name + "\" is larger than any file", origin);
   TensorInfo info;
   info.name = hf_name(t.name);
-  info.dtype = size->values == 1 && t.type <= 1 ? (t.type == 0 ? "F32" : "F16") : t.type == 30 ? "BF16" : "U8";
+  // Float tensors keep their dtype; ggml blocks (and ggml's integer types) count as bytes.
+  info.dtype = t.type == 0 ? "F32" : t.type == 1 ? "F16" : t.type == 30 ? "BF16" : "U8";
   for (auto it = t.dims.rbegin(); it != t.dims.rend(); ++it) info.shape.push_back(static_cast<std::int64_t>(*it));
   info.bytes = static_cast<Bytes>(bytes);
   return info;

@@ -56,4 +56,8 @@ const nlohmann::json* find_catalog_line(std::string_view id);
 // entries still unknown.
 void apply_summarised_ignore_list(const nlohmann::json& line, ModelSpec& spec);
 
+// An ignore-list glob as a regular expression's body: "*" is any run of characters, "." is
+// literal, the rest stands for itself ("model.layers.*.self_attn" → "model\.layers\..*\.self_attn").
+std::string glob_to_regex(std::string_view glob);
+
 }  // namespace headroom::model_detail

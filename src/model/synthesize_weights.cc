@@ -51,8 +51,7 @@ class ModulePattern {
     if (pattern.rfind("re:", 0) == 0) {
       re = pattern.substr(3);
     } else if (pattern.find('*') != std::string::npos) {
-      re = "^";
-      for (char c : pattern) re += c == '*' ? std::string(".*") : c == '.' ? std::string("\\.") : std::string(1, c);
+      re = "^" + model_detail::glob_to_regex(pattern);
     } else {
       return;
     }
@@ -694,6 +693,16 @@ WeightsInventory synthesize_falcon(const ModelSpec& m) {
   if (!m.tie_word_embeddings) b.dense("lm_head.weight", {m.vocab_size, H});
   return b.take();
 }
+
+namespace model_detail {
+
+std::string glob_to_regex(std::string_view glob) {
+  std::string re;
+  for (char c : glob) re += c == '*' ? std::string(".*") : c == '.' ? std::string("\\.") : std::string(1, c);
+  return re;
+}
+
+}  // namespace model_detail
 
 WeightsInventory synthesize_weights(const ModelSpec& m) {
   if (m.architecture == "RWForCausalLM" || m.architecture == "FalconForCausalLM" || m.model_type == "falcon")
