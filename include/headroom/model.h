@@ -133,6 +133,9 @@ struct VisionConfig {
   std::int64_t max_pixels = 0;
   std::int64_t min_pixels = 0;
   int max_frames = 0;
+  int max_tiles = 0;                 // Llama 4: max_patches, the most tiles one image is cut into
+  std::int64_t in_token_limit = 0;   // Kimi-VL's MoonViT: the most patches one image keeps
+  std::string processor_source;      // the preprocessor_config.json these were read from ("" if none)
 };
 
 struct QuantizationConfig {

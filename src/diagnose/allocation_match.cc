@@ -141,6 +141,7 @@ std::optional<AllocationMatch> encoder_batch(double tried_gib, const LoggedRun& 
   const bool dp_encoder = run.flags.mm_encoder_tp_mode && *run.flags.mm_encoder_tp_mode == "data";
   const double shard = dp_encoder ? 1.0 : tp_of(run);
   const double patches = static_cast<double>(p.item.patches);
+  const double span = static_cast<double>(p.item.attention_span > 0 ? p.item.attention_span : p.item.patches);
   const double batch_patches = patches * p.items;
   const std::string batch = count(p.items) + " dummy " + p.item.modality + "(s) of " + count(p.item.patches) + " patches";
   struct Candidate {
@@ -152,8 +153,8 @@ std::optional<AllocationMatch> encoder_batch(double tried_gib, const LoggedRun& 
   if (v.num_heads > 0) {
     const double heads = std::max(1.0, std::floor(v.num_heads / shard));
     for (double b : {4.0, dtype})
-      candidates.push_back({heads * patches * patches * b,
-                            util::fixed(heads, 0) + " heads × " + count(p.item.patches) + "² patches × " + util::fixed(b, 0) +
+      candidates.push_back({heads * span * span * b,
+                            util::fixed(heads, 0) + " heads × " + count(static_cast<long long>(span)) + "² patches × " + util::fixed(b, 0) +
                                 " B: one dummy item's attention weights in the vision encoder (torch SDPA's math path)",
                             0.7});
   }

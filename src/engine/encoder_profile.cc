@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/qwen3_vl_video.h"
+
 #include "util/json_file.h"
 #include "util/strings.h"
 
@@ -12,7 +14,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, llama4_tiles, moonvit, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -24,6 +26,8 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "Gemma3ForConditionalGeneration") || vt == "siglip_vision_model") return Family::siglip_fixed;
   if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return Family::pixtral;
+  if (has(a, "Llama4ForConditionalGeneration") || vt == "llama4_vision_model") return Family::llama4_tiles;
+  if (has(a, "KimiVL") || vt == "moonvit") return Family::moonvit;
   return Family::unsized;
 }
 
@@ -58,7 +62,7 @@ EncoderItem qwen_item(const ModelSpec& m, const VllmFlags& flags) {
   std::string source = "--mm-processor-kwargs";
   if (max_pixels <= 0 && v.max_pixels > 0) {
     max_pixels = v.max_pixels;
-    source = "the processor config's max_pixels";
+    source = v.processor_source.empty() ? "the processor config's max_pixels" : v.processor_source;
   }
   if (max_pixels <= 0) {
     max_pixels = qwen_default_max_pixels(m);
@@ -97,6 +101,52 @@ EncoderItem fixed_item(const ModelSpec& m, Family family) {
   return item;
 }
 
+// Llama 4 (mllama4.py): get_image_size_with_most_features is one tile wide and max_patches tiles
+// tall (16 in Llama4ImageProcessorFast), which the processor cuts into that many 336-pixel tiles
+// plus one global tile. Each tile is (image_size / patch)² patches and a class token in the
+// encoder, and get_patch_per_chunk of them (the patches over 1 / pixel_shuffle_ratio²) in the
+// language model.
+EncoderItem llama4_item(const ModelSpec& m) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0 || v.pixel_shuffle_ratio <= 0) return item;
+  const std::int64_t max_tiles = v.max_tiles > 0 ? v.max_tiles : 16;
+  const std::int64_t tiles = max_tiles == 1 ? 1 : max_tiles + 1;
+  const std::int64_t side = v.image_size / v.patch_size;
+  const auto ds_ratio = static_cast<std::int64_t>(std::lround(1.0 / (v.pixel_shuffle_ratio * v.pixel_shuffle_ratio)));
+  item.modality = "image";
+  item.patches = tiles * (side * side + 1);
+  item.attention_span = side * side + 1;  // Llama4VisionModel attends within each tile
+  item.tokens = tiles * (side * side / std::max<std::int64_t>(1, ds_ratio));
+  item.source = std::to_string(v.image_size) + "x" + std::to_string(max_tiles * v.image_size) + " pixels, " +
+                std::to_string(tiles) + " tiles (" +
+                (v.max_tiles > 0 ? v.processor_source + " max_patches" : "the image processor's default max_patches") + ")";
+  return item;
+}
+
+// Kimi-VL (kimi_vl.py): the dummy image is MaxImageTokenMeta's 1024 x 1024; get_num_image_tokens
+// scales an image of more than in_token_limit patches (4096 by default) down to that many, pads
+// it to whole merge kernels and merges 2 x 2 patches into one token.
+EncoderItem moonvit_item(const ModelSpec& m) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.patch_size <= 0) return item;
+  const std::int64_t patch = v.patch_size, kernel = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
+  const std::int64_t limit = v.in_token_limit > 0 ? v.in_token_limit : 4096;
+  std::int64_t side = 1024;
+  if ((side / patch) * (side / patch) > limit)
+    side = static_cast<std::int64_t>(static_cast<double>(side) *
+                                      std::sqrt(static_cast<double>(limit) / static_cast<double>((side / patch) * (side / patch))));
+  const std::int64_t unit = kernel * patch, padded = (side + unit - 1) / unit * unit;
+  item.modality = "image";
+  item.tokens = (padded / unit) * (padded / unit);
+  item.patches = item.tokens * kernel * kernel;
+  item.source = "1024x1024 pixels scaled to " + std::to_string(side) + "x" + std::to_string(side) + " under " +
+                std::to_string(limit) + " patches (" +
+                (v.in_token_limit > 0 ? v.processor_source + " in_token_limit" : "the image processor's default in_token_limit") + ")";
+  return item;
+}
+
 // Bytes per patch alive at the encoder's peak on one rank. Each block's widest moment, in eager
 // PyTorch: the residual stream and the normed input (2h) stay alive while the MLP holds fc1's
 // output and its activation (2I, plain fc1/fc2: siglip.py, clip.py, qwen2_vl.py, qwen3_vl.py) or
@@ -109,7 +159,10 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
   const auto& v = *m.vision;
   const double h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4.0 * h;
   const bool gated = has(m.architecture, "Qwen2_5_VL") || has(m.architecture, "DotsOCR") || family == Family::pixtral;
-  const double shard = data_parallel_encoder ? 1.0 : static_cast<double>(std::max(1, tp));
+  // MoonViT's linears are not split by TP (kimi_vl.py: "We only do sharding for language model and
+  // not vision model for now").
+  const bool replicated = data_parallel_encoder || family == Family::moonvit;
+  const double shard = replicated ? 1.0 : static_cast<double>(std::max(1, tp));
   const double mlp = 2.0 * h + (gated ? 3.0 : 2.0) * I / shard;
   const double attention = 2.0 * h + 5.0 * h / shard;
   const double patch = v.patch_size > 0 ? v.patch_size : 14;
@@ -122,11 +175,12 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
 // budget of encoder_cache_manager.py compute_mm_encoder_budget (max_num_batched_tokens, raised to
 // one item's tokens when an item is larger).
 int dummy_items(const EncoderItem& item, int limit_per_prompt, const ResolvedSettings& s, std::int64_t& budget) {
-  budget = std::max<std::int64_t>(s.max_num_batched_tokens, item.tokens);
-  const std::int64_t by_encoder = budget / std::max<std::int64_t>(1, item.tokens);
-  const std::int64_t per_prompt = std::max<std::int64_t>(1, std::min<std::int64_t>(limit_per_prompt, s.max_model_len / std::max<std::int64_t>(1, item.tokens)));
+  const std::int64_t per_item = std::max<std::int64_t>(1, std::max(item.budget_tokens, item.tokens));
+  budget = std::max<std::int64_t>(s.max_num_batched_tokens, per_item);
+  const std::int64_t by_encoder = budget / per_item;
+  const std::int64_t per_prompt = std::max<std::int64_t>(1, std::min<std::int64_t>(limit_per_prompt, s.max_model_len / per_item));
   std::int64_t reqs = s.max_num_seqs;
-  if (!s.enable_chunked_prefill) reqs = std::min<std::int64_t>(reqs, s.max_num_batched_tokens / std::max<std::int64_t>(1, item.tokens));
+  if (!s.enable_chunked_prefill) reqs = std::min<std::int64_t>(reqs, s.max_num_batched_tokens / per_item);
   return static_cast<int>(std::max<std::int64_t>(1, std::min(by_encoder, reqs * per_prompt)));
 }
 
@@ -134,6 +188,35 @@ int limit_for(const VllmFlags& flags, const std::string& modality) {
   auto it = flags.limit_mm_per_prompt.find(modality);
   // vLLM's default limit per modality in the V1 profiler (config/multimodal.py): 999.
   return it == flags.limit_mm_per_prompt.end() ? 999 : it->second;
+}
+
+// Rows of the encoder cache per dummy item while the language model's dummy run holds it
+// (gpu_model_runner.py profile_run). From v0.11 (#25810) an item shorter than the encoder budget
+// was padded to the whole budget with zeros; #29386 (merged late November 2025, taken as first in
+// v0.12) padded it only to the modality's max tokens per item; from v0.13 (#30475) the budget
+// counts embeddings only and nothing is padded. While padding, the loop variable still holds the
+// encoder's own output (a view of one tensor for the Qwen-VL towers), so it stays alive as well.
+std::int64_t cached_rows_per_item(const EncoderProfile& p, const VllmVersion& version) {
+  const std::int64_t embeds = p.item.tokens;
+  std::int64_t padded = embeds;
+  if (version.is_v1_engine() && !(version < VllmVersion{0, 11}) && version < VllmVersion{0, 12})
+    padded = std::max(embeds, p.encoder_budget);
+  else if (version.is_v1_engine() && !(version < VllmVersion{0, 12}) && version < VllmVersion{0, 13})
+    padded = std::max(embeds, p.item.budget_tokens);
+  return padded > embeds ? padded + embeds : embeds;
+}
+
+// The largest input vLLM profiles a Qwen-VL model with: its largest image, or before v0.13
+// Qwen3-VL's video when video is allowed, which then counts more tokens.
+EncoderItem qwen_profiled_item(const ModelSpec& m, const VllmFlags& flags, const ResolvedSettings& s, const VllmVersion& version) {
+  EncoderItem image = qwen_item(m, flags);
+  const std::int64_t patch = m.vision->patch_size > 0 ? m.vision->patch_size : 14;
+  const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(image.patches)))) * patch;
+  if (limit_for(flags, "video") > 0)
+    if (auto video = qwen3_vl_profiled_video(m, version, s.max_model_len, side);
+        video && (limit_for(flags, "image") == 0 || video->budget_tokens > image.tokens))
+      return *video;
+  return image;
 }
 
 }  // namespace
@@ -175,9 +258,12 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
   if (family == Family::unsized)
     return skipped("the largest input of " + model.architecture + "'s processor is not modelled");
-  p.item = family == Family::qwen_dynamic ? qwen_item(model, flags) : fixed_item(model, family);
+  p.item = family == Family::qwen_dynamic   ? qwen_profiled_item(model, flags, settings, version)
+           : family == Family::llama4_tiles ? llama4_item(model)
+           : family == Family::moonvit      ? moonvit_item(model)
+                                            : fixed_item(model, family);
   if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
-  if (limit_for(flags, "image") == 0) {
+  if (limit_for(flags, "image") == 0 && p.item.modality == "image") {
     // Images off, video on (Qwen-VL): vLLM profiles video; its largest item is not sized here.
     return skipped("images are limited to 0 and the largest video item is not modelled");
   }
@@ -194,11 +280,15 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   // and the encoder cache holds them whole.
   const double out = (model.hidden_size > 0 ? model.hidden_size : model.vision->out_hidden_size) *
                      (1.0 + std::max(0, model.vision->deepstack_layers));
-  p.cached_outputs = static_cast<Bytes>(static_cast<double>(p.items) * static_cast<double>(p.item.tokens) * out * dtype_bytes);
+  const std::int64_t rows = cached_rows_per_item(p, version);
+  p.cached_outputs = static_cast<Bytes>(static_cast<double>(p.items) * static_cast<double>(rows) * out * dtype_bytes);
   p.explanation = "encoder profile: " + std::to_string(p.items) + " " + p.item.modality + " item(s) of " +
-                  std::to_string(p.item.tokens) + " tokens (" + std::to_string(p.item.patches) + " patches, " +
+                  std::to_string(p.item.tokens) + " embeddings (" + std::to_string(p.item.patches) + " patches, " +
                   p.item.source + "), budget " + std::to_string(p.encoder_budget) + " tokens; peak " +
                   util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from the tower's widths";
+  if (rows > p.item.tokens)
+    p.explanation += "; the encoder cache holds each output padded to " + std::to_string(rows - p.item.tokens) +
+                     " rows and the output itself (" + util::fixed(to_gib(p.cached_outputs), 2) + " GiB)";
   return p;
 }
 

@@ -18,7 +18,11 @@ namespace headroom::engine {
 struct EncoderItem {
   std::string modality;               // "image" or "video"; "" when the model has no modelled encoder
   std::int64_t patches = 0;           // encoder sequence length of one item (before any merger)
-  std::int64_t tokens = 0;            // placeholder tokens one item becomes in the language model
+  std::int64_t tokens = 0;            // embeddings one item hands the language model
+  std::int64_t budget_tokens = 0;     // tokens vLLM budgets for one item, when more than `tokens`
+                                      // (Qwen3-VL video before v0.13: 12.5 per embedding)
+  std::int64_t attention_span = 0;    // patches of the longest sequence its attention spans (0: all
+                                      // of them; a video attends within each frame pair)
   std::string source;                 // where the size came from (preprocessor default, flag, config)
 };
 
@@ -28,6 +32,7 @@ struct EncoderProfile {
   int items = 0;                      // dummy items in the batch (0: no encoder pass)
   Bytes encoder_peak = 0;             // torch peak increase while the encoder runs on the batch
   Bytes cached_outputs = 0;           // the batch's embeddings, held through the language model's dummy run
+                                      // (padded to the budget in v0.11-v0.12, encoder_profile.cc)
   std::string skipped_because;        // why there is no pass ("" when there is one)
   std::string explanation;            // one line for the report: batch, sizes, what is estimated
 };

@@ -83,6 +83,7 @@ struct RankProfile {
   Bytes kv_available = 0;        // "Available KV cache memory" (may be negative)
   Bytes encoder_pass_charged = 0;   // how much the multimodal encoder's pass raised `activation`
   Bytes encoder_pass_estimate = 0;  // the encoder pass's peak when it sets `activation` (an estimate)
+  bool encoder_pass_modelled = false;  // the encoder's dummy batch was sized (encoder_profile.h)
   std::optional<Failure> oom;    // profile_run_oom (only when the weights themselves fit)
 };
 

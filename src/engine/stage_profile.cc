@@ -64,6 +64,7 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   if (act.encoder_pass > 0 && act.total == act.encoder_pass) r.encoder_pass_estimate = act.encoder_pass;
   r.encoder_pass_charged = std::max<Bytes>(0, act.total - estimate_activation(model, config.version, without_pass(ai)).total);
   r.activation = act.total;
+  r.encoder_pass_modelled = encoder.items > 0;
   r.sampler = act.sampler;
   if (sampler_path_depends_on_flashinfer(config.version, flags.use_flashinfer_sampler)) {
     ActivationInputs sort = ai;
@@ -99,6 +100,7 @@ void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProf
   if (mt.activation_peak) {
     r.activation = *mt.activation_peak;
     r.encoder_pass_charged = r.encoder_pass_estimate = 0;  // measured: the encoder's pass is in it
+    r.encoder_pass_modelled = false;
     r.sort_sampler_extra = 0;  // measured: whichever path the sampler took is in it
   }
   if (mt.non_torch) r.non_torch = *mt.non_torch;

@@ -71,19 +71,18 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     below += static_cast<double>(from_gib(1.1));
   }
   if (dynamic_resolution_vision) {
-    // The encoder can only add memory. The KV shortfall on the calibration runs of such models,
-    // with their vision towers' weights and load-time buffers counted: 2.90 GiB (Qwen3-VL-30B-A3B,
-    // H100, v0.11, TP 1), 2.85 GiB (the same at TP 2), 2.42 GiB (dots.ocr, L4, v0.10); the allowance
-    // is the largest of them, rounded up. Where the pass is modelled (encoder_profile.cc), what it
-    // already charged comes off the allowance: the shortfall was measured without it.
-    const double allowance = std::max(0.0, static_cast<double>(from_gib(3.0)) - static_cast<double>(model.encoder_pass_charged));
-    u.reasons.push_back(model.encoder_pass_charged > 0
-                            ? "the vision encoder takes images of any size: its profile pass on the largest dummy item is "
-                              "charged from the tower's widths (" + gib(model.encoder_pass_charged) +
-                              "), which leaves out buffers the runs measured (up to " + gib(static_cast<Bytes>(allowance)) +
-                              " less KV cache)"
-                            : "the vision encoder takes images of any size: the activation estimate leaves out its profile pass "
-                              "on the largest dummy image (up to 3 GiB less KV cache on the runs measured)");
+    // The encoder can only add memory, so this widens the low side. Where its dummy batch is
+    // sized (encoder_profile.cc), the allowance is the largest KV shortfall left on the calibration
+    // rows of such towers with the pass and the encoder cache modelled: 1.11 GiB (dots.ocr, L4,
+    // v0.10; the Qwen3-VL and Qwen3.5 rows are within 0.63 GiB), rounded up. Where it is not sized,
+    // the pass may be as large as the largest one headroom models for the catalogue's towers at
+    // vLLM's defaults (Gemma 3's 32 dummy images, 2.81 GiB), rounded up.
+    const bool modelled = model.encoder_pass_modelled;
+    const double allowance = static_cast<double>(from_gib(modelled ? 1.2 : 3.0));
+    u.reasons.push_back(modelled ? "the vision encoder takes images of any size: its profile pass on vLLM's dummy batch is "
+                                   "modelled, and the runs measured with it modelled had up to 1.1 GiB less KV cache"
+                                 : "the vision encoder takes images of any size: the activation estimate leaves out its profile "
+                                   "pass on the largest dummy image (up to 3 GiB less KV cache)");
     below += allowance;
   }
   if (model.encoder_pass_estimate > 0) {

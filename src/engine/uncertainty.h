@@ -26,7 +26,8 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 // the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
 // they are charged to the budget) to the available KV memory; tokens scale with it.
 // `dynamic_resolution_vision`: a multimodal model whose vision tower takes images of any size
-// (no fixed image_size); its encoder's profile pass on the largest dummy image is not modelled.
+// (no fixed image_size); what its encoder's profile pass takes is less certain than a fixed
+// tower's, and more so where the pass is not modelled (ModelUncertainty::encoder_pass_modelled).
 // `sort_sampler_extra`: how much higher the activation peak is when the sampler takes PyTorch's
 // sort path instead of FlashInfer's kernels, for a version where an installed FlashInfer decides
 // it (v0.8-v0.10 without VLLM_USE_FLASHINFER_SAMPLER); 0 otherwise.
@@ -37,6 +38,7 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 struct ModelUncertainty {
   Bytes encoder_pass_estimate = 0;    // the modelled encoder peak (encoder_profile.h), when it sets the activation peak
   Bytes encoder_pass_charged = 0;     // how much the modelled pass raised the activation estimate
+  bool encoder_pass_modelled = false; // encoder_profile.cc sized vLLM's dummy batch for this tower
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)
   std::string guessed_method;           // the guessed method, for the reason
   // The method was read but part of its ignore list is not known (QuantizationConfig::

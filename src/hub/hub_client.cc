@@ -21,8 +21,9 @@ namespace {
 using detail::RequestContext;
 
 const std::vector<std::string>& config_files() {
-  static const std::vector<std::string> k = {"config.json", "params.json", "hf_quant_config.json", "tokenizer_config.json",
-                                             "model.safetensors.index.json"};
+  static const std::vector<std::string> k = {"config.json",           "params.json",
+                                             "hf_quant_config.json",  "tokenizer_config.json",
+                                             "preprocessor_config.json", "model.safetensors.index.json"};
   return k;
 }
 

@@ -47,6 +47,12 @@ QuantizationConfig read_modelopt_quant_config(const nlohmann::json& hf_quant_con
 // tokenizer_config.json's model_max_length (transformers' 1e30 "no limit" sentinel ignored).
 void apply_tokenizer_config(const nlohmann::json& tokenizer_config, ModelSpec& spec);
 
+// preprocessor_config.json's largest input (max_pixels / size.longest_edge, Llama 4's
+// max_patches, Kimi-VL's in_token_limit) into spec.vision; false when the model has no vision
+// tower or the file names none of them. Values out of range are an error naming the key.
+Result<bool> apply_preprocessor_config(const nlohmann::json& preprocessor_config, const std::string& origin,
+                                       ModelSpec& spec);
+
 // The catalogue line for an id (case-insensitive), or nullptr.
 const nlohmann::json* find_catalog_line(std::string_view id);
 

@@ -60,8 +60,8 @@ std::string find_cached_snapshot(const std::string& hub, std::string_view id) {
   return newest.string();
 }
 
-// Reads a folder holding config.json (plus tokenizer_config.json, hf_quant_config.json and
-// safetensors headers when present).
+// Reads a folder holding config.json (plus tokenizer_config.json, hf_quant_config.json,
+// preprocessor_config.json and safetensors headers when present).
 Result<ModelSpec> load_folder(const fs::path& dir, std::string_view ref, ModelSource source) {
   fs::path config = dir / "config.json";
   auto text = util::read_file(config.string());
@@ -83,6 +83,12 @@ Result<ModelSpec> load_folder(const fs::path& dir, std::string_view ref, ModelSo
       if (!j) return tl::unexpected(j.error());
       spec->quantization = model_detail::read_modelopt_quant_config(*j);
     }
+  }
+  if (fs::path pp = dir / "preprocessor_config.json"; spec->vision && fs::exists(pp, ec)) {
+    auto j = util::read_json_file(pp.string());
+    if (!j) return tl::unexpected(j.error());
+    auto applied = model_detail::apply_preprocessor_config(*j, pp.string(), *spec);
+    if (!applied) return tl::unexpected(applied.error());
   }
   auto weights = read_safetensors_dir(dir.string());
   if (!weights) return tl::unexpected(weights.error());

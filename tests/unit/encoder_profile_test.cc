@@ -45,6 +45,73 @@ TEST(EncoderProfile, Qwen3VlCachesItsDeepstackFeaturesToo) {
   EXPECT_EQ(p.cached_outputs, Bytes{16384} * 2048 * 4 * 2);
 }
 
+// Before v0.13 vLLM's qwen3_vl.py counted 12.5 tokens per video embedding, so the video
+// outranked the image: vLLM 0.11.0 logged for Qwen3-VL-30B-A3B at max_model_len 65536 "Encoder
+// cache will be initialized with a budget of 153600 tokens, and profiled with 1 video items".
+// The dummy video is 24,576 frames (the cap) shrunk to 32 × 32 pixels by the 25,165,824-pixel
+// video budget: 12,288 embeddings. In v0.11 profile_run padded the item's output to the whole
+// budget and kept the output too; v0.12 padded it to the item's 153,600 tokens; from v0.13 the
+// budget counts embeddings and the image (16,384, the v0.13.0 log) is profiled.
+TEST(EncoderProfile, Qwen3VlBeforeV013ProfilesTheVideoAndPadsItsOutput) {
+  const ModelSpec m = model("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  const Bytes row = Bytes{2048} * 4 * 2;  // out_hidden_size × (1 + 3 deepstack levels), bf16
+  auto v011 = engine::encoder_profile(m, {}, settings(8192, 256, 65536), {0, 11, 0}, 2.0);
+  EXPECT_EQ(v011.item.modality, "video");
+  EXPECT_EQ(v011.encoder_budget, 153600);
+  EXPECT_EQ(v011.items, 1);
+  EXPECT_EQ(v011.item.tokens, 12288);
+  EXPECT_EQ(v011.item.patches, 12288 * 4);
+  EXPECT_EQ(v011.cached_outputs, (153600 + 12288) * row);
+  auto v012 = engine::encoder_profile(m, {}, settings(2048, 256, 65536), {0, 12, 0}, 2.0);
+  EXPECT_EQ(v012.encoder_budget, 153600);
+  EXPECT_EQ(v012.cached_outputs, (153600 + 12288) * row);
+  auto v013 = engine::encoder_profile(m, {}, settings(8192, 256, 65536), {0, 13, 0}, 2.0);
+  EXPECT_EQ(v013.item.modality, "image");
+  EXPECT_EQ(v013.encoder_budget, 16384);
+  EXPECT_EQ(v013.cached_outputs, 16384 * row);
+  // Video off: the image again, as vLLM picks among the modalities left.
+  VllmFlags images_only;
+  images_only.limit_mm_per_prompt = {{"video", 0}};
+  EXPECT_EQ(engine::encoder_profile(m, images_only, settings(8192, 256, 65536), {0, 11, 0}, 2.0).item.modality, "image");
+  // Below max_model_len 16,200 vLLM's frame search stops at 2 frames of 3520 × 3520 pixels.
+  auto short_context = engine::encoder_profile(m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0);
+  EXPECT_EQ(short_context.item.tokens, 12100);
+  EXPECT_EQ(short_context.encoder_budget, 151250);
+}
+
+// #25810 (v0.11) padded every dummy item to the encoder budget, which #29386 took back to the
+// item's own tokens ("OOM when profiling multimodal model with multiple images", vLLM 0.11.0):
+// Gemma 3's 32 images of 256 tokens under an 8,192-token budget.
+TEST(EncoderProfile, V011PadsEveryItemToTheBudget) {
+  const ModelSpec m = model("google/gemma-3-12b-it");
+  const Bytes row = Bytes{m.hidden_size} * 2;
+  auto v011 = engine::encoder_profile(m, {}, settings(8192), {0, 11, 2}, 2.0);
+  EXPECT_EQ(v011.items, 32);
+  EXPECT_EQ(v011.cached_outputs, 32 * (8192 + 256) * row);
+  auto v012 = engine::encoder_profile(m, {}, settings(8192), {0, 12, 0}, 2.0);
+  EXPECT_EQ(v012.cached_outputs, 32 * 256 * row);
+}
+
+// Llama 4 (mllama4.py): the largest image is one 336-pixel tile wide and max_patches (16) tiles
+// tall, cut into 16 tiles and a global one; each tile is 24 × 24 patches and a class token in the
+// encoder and 144 tokens (576 / (1 / 0.5²)) in the language model.
+TEST(EncoderProfile, Llama4ProfilesSeventeenTiles) {
+  auto p = engine::encoder_profile(model("meta-llama/Llama-4-Scout-17B-16E-Instruct"), {}, settings(8192), {0, 19, 0}, 2.0);
+  EXPECT_EQ(p.item.tokens, 17 * 144);
+  EXPECT_EQ(p.item.patches, 17 * 577);
+  EXPECT_EQ(p.items, 8192 / (17 * 144));
+}
+
+// Kimi-VL (kimi_vl.py): the 1024 × 1024 dummy image has 73² patches of 14 pixels, over the 4,096
+// in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
+// merged to 33 × 33 tokens.
+TEST(EncoderProfile, KimiVlScalesItsDummyImageUnderTheTokenLimit) {
+  auto p = engine::encoder_profile(model("moonshotai/Kimi-VL-A3B-Instruct"), {}, settings(8192), {0, 19, 0}, 2.0);
+  EXPECT_EQ(p.item.tokens, 33 * 33);
+  EXPECT_EQ(p.item.patches, 66 * 66);
+  EXPECT_EQ(p.items, 8192 / (33 * 33));
+}
+
 // compute_mm_encoder_budget: a larger max_num_batched_tokens fits more items per batch.
 TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
   auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536), {0, 11, 0}, 2.0);

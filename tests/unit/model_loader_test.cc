@@ -154,5 +154,49 @@ TEST(ModelLoader, FolderWithoutConfigIsNotFound) {
   EXPECT_EQ(m.error().to_string(), dir.path().string() + ": folder has no config.json");
 }
 
+// preprocessor_config.json beside config.json: Qwen2-VL's max_pixels at the top level, Qwen3-VL's
+// pixel budget as size.longest_edge; a value out of range or a file that is not an object is an
+// error naming the file and key, not a silent default.
+TEST(ModelLoader, PreprocessorConfigGivesTheLargestInput) {
+  const std::string vl = util::read_file(std::string(HEADROOM_TEST_DATA_DIR) + "/models/qwen25_vl.json").value();
+  TempDir dir;
+  write_bytes(dir.path() / "config.json", vl);
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"size": {"longest_edge": 1003520, "shortest_edge": 3136}})");
+  auto m = load_model(dir.path().string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->max_pixels, 1003520);
+  EXPECT_EQ(m->vision->min_pixels, 3136);
+
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"max_pixels": -5})");
+  auto negative = load_model(dir.path().string());
+  ASSERT_FALSE(negative);
+  EXPECT_NE(negative.error().message.find("max_pixels is -5, outside 1.."), std::string::npos) << negative.error().to_string();
+  EXPECT_NE(negative.error().where.find("preprocessor_config.json"), std::string::npos);
+
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"size": {"longest_edge": 99999999999999}})");
+  auto huge = load_model(dir.path().string());
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().to_string().find("size.longest_edge"), std::string::npos) << huge.error().to_string();
+
+  write_bytes(dir.path() / "preprocessor_config.json", R"([1, 2])");
+  auto list = load_model(dir.path().string());
+  ASSERT_FALSE(list);
+  EXPECT_NE(list.error().message.find("not an object"), std::string::npos);
+
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"max_pixels": )");
+  EXPECT_FALSE(load_model(dir.path().string()));
+}
+
+// A text model ignores a stray preprocessor_config.json.
+TEST(ModelLoader, TextModelIgnoresAPreprocessorConfig) {
+  TempDir dir;
+  write_bytes(dir.path() / "config.json", tiny_config());
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"max_pixels": -5})");
+  auto m = load_model(dir.path().string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_FALSE(m->vision);
+}
+
 }  // namespace
 }  // namespace headroom

@@ -35,6 +35,13 @@ std::vector<FakeRepo> standard_fixtures(const std::string& models_dir) {
   repos.push_back(make_fixture_repo("headroom-test/deepseek-moe", read(models_dir + "/deepseek_mla_moe.json"), 12));
   repos.push_back(make_fixture_repo("headroom-test/w4a16", read(models_dir + "/compressed_tensors_w4a16.json"), 2));
 
+  // A vision-language repo whose processor allows smaller images than the release default
+  // (1280 × 28 × 28 pixels: 35 × 35 merged tokens).
+  FakeRepo vl = make_fixture_repo("headroom-test/qwen25-vl", read(models_dir + "/qwen25_vl.json"), 2);
+  const std::string processor = R"({"image_processor_type": "Qwen2VLImageProcessor", "max_pixels": 1003520, "min_pixels": 3136, "patch_size": 14, "merge_size": 2, "temporal_patch_size": 2})";
+  vl.files["preprocessor_config.json"] = FakeFile{processor, processor.size(), false};
+  repos.push_back(vl);
+
   FakeRepo gated = make_fixture_repo("headroom-test/gated-llama", llama, 2);
   gated.gated = true;
   repos.push_back(gated);
