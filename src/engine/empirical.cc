@@ -136,6 +136,9 @@ int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& sizes, i
 namespace {
 const VllmVersion k_flashinfer_sampler_era{0, 8};  // fitted FlashInfer constant: v0.8-v0.10
 const VllmVersion k_sort_sampler_era{0, 11};       // fitted sort constant: v0.11-v0.16
+// #26859 (v0.11.1): FlashInfer's kernels only when VLLM_USE_FLASHINFER_SAMPLER=1; before it they
+// ran whenever FlashInfer was importable (an optional pip extra until #26443, also v0.11.1).
+const VllmVersion k_flashinfer_opt_in{0, 11, 1};
 const VllmVersion k_rewritten_sampler{0, 17};
 }  // namespace
 
@@ -147,7 +150,7 @@ double sampler_bytes_per_logit_for(const VllmVersion& version, std::optional<boo
 }
 
 bool sampler_path_depends_on_flashinfer(const VllmVersion& version, std::optional<bool> flashinfer_sampler) {
-  return version.is_v1_engine() && version >= k_flashinfer_sampler_era && version < k_sort_sampler_era &&
+  return version.is_v1_engine() && version >= k_flashinfer_sampler_era && version < k_flashinfer_opt_in &&
          !flashinfer_sampler.has_value();
 }
 

@@ -76,7 +76,10 @@ struct LoadedWeights {
 struct RankProfile {
   Bytes activation = 0;          // torch peak of the dummy forward and sampler
   Bytes sampler = 0;             // part of `activation`: the sampler's [R, vocab] buffers
-  Bytes sort_sampler_extra = 0;  // how much higher the peak is on PyTorch's sort path (v0.8-v0.10)
+  // How much the peak moves when the sampler takes its other path where an installed FlashInfer
+  // decides it (v0.8-v0.11.0): > 0 the sort path takes more than the estimate, < 0 FlashInfer's
+  // kernels take less.
+  Bytes sampler_other_path = 0;
   Bytes non_torch = 0;           // non-torch increase since the init snapshot
   Bytes graph = 0;               // what the full graph capture after the KV allocation takes
   Bytes graph_estimate = 0;      // what the profile subtracts for graphs before the KV cache (0: none)

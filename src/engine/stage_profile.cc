@@ -67,9 +67,11 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   r.encoder_pass_modelled = encoder.items > 0;
   r.sampler = act.sampler;
   if (sampler_path_depends_on_flashinfer(config.version, flags.use_flashinfer_sampler)) {
-    ActivationInputs sort = ai;
-    sort.flashinfer_sampler = false;
-    r.sort_sampler_extra = std::max<Bytes>(0, estimate_activation(model, config.version, sort).total - act.total);
+    // The estimate takes each era's fitted path (FlashInfer's kernels on v0.8-v0.10, the sort on
+    // v0.11.0, whose runs measured it); the other path is the other reading.
+    ActivationInputs other = ai;
+    other.flashinfer_sampler = !(config.version < VllmVersion{0, 11});
+    r.sampler_other_path = estimate_activation(model, config.version, other).total - act.total;
   }
 }
 
@@ -101,7 +103,7 @@ void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProf
     r.activation = *mt.activation_peak;
     r.encoder_pass_charged = r.encoder_pass_estimate = 0;  // measured: the encoder's pass is in it
     r.encoder_pass_modelled = false;
-    r.sort_sampler_extra = 0;  // measured: whichever path the sampler took is in it
+    r.sampler_other_path = 0;  // measured: whichever path the sampler took is in it
   }
   if (mt.non_torch) r.non_torch = *mt.non_torch;
   if (mt.cuda_graph) {

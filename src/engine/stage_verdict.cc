@@ -124,7 +124,7 @@ Prediction verdict_and_notes(const ModelSpec& model, const GpuSetup& gpus, const
   if (!c.settings.kv_cache_memory_bytes)
     p.uncertainty = kv_uncertainty(gpus.gpu, c.requested_version, tp, p.memory, p.kv_cache_tokens, c.settings.estimate_cuda_graphs,
                                    model.vision.has_value() && model.vision->image_size == 0,
-                                   r.profile.ranks[r.layout.binding].sort_sampler_extra, gpus.nodes > 1 && tp > gpus.count,
+                                   r.profile.ranks[r.layout.binding].sampler_other_path, gpus.nodes > 1 && tp > gpus.count,
                                    model_uncertainty(model, r));
   p.starts = !p.failure.has_value();
   return p;

@@ -23,7 +23,7 @@ std::string gib(Bytes b) { return util::fixed(to_gib(b), 2) + " GiB"; }
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tp,
                                             const MemoryBreakdown& m, std::int64_t kv_tokens, bool graphs_in_budget,
-                                            bool dynamic_resolution_vision, Bytes sort_sampler_extra,
+                                            bool dynamic_resolution_vision, Bytes sampler_other_path,
                                             bool tp_spans_nodes, const ModelUncertainty& model) {
   KvUncertainty u;
   double spread = 0;  // bytes either side of the predicted KV memory
@@ -104,14 +104,21 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
                         gib(model.guessed_quantization_extra) + " larger");
     below += static_cast<double>(model.guessed_quantization_extra);
   }
-  if (sort_sampler_extra > 0) {
+  if (sampler_other_path > 0) {
     // The estimate takes FlashInfer's sampling kernels (the constant fitted on this era's runs);
     // without FlashInfer installed vLLM falls back to the sort path, whose peak is higher.
     u.reasons.push_back("the sampler uses FlashInfer's top-k/top-p kernels only when FlashInfer is installed (vLLM's Docker "
                         "image has it; a plain pip install may not, and the log then says \"FlashInfer is not available\"): "
-                        "the sort path would take " + gib(sort_sampler_extra) +
+                        "the sort path would take " + gib(sampler_other_path) +
                         " more (VLLM_USE_FLASHINFER_SAMPLER=0 or 1 settles it)");
-    below += static_cast<double>(sort_sampler_extra);
+    below += static_cast<double>(sampler_other_path);
+  } else if (sampler_other_path < 0) {
+    // v0.11.0: the estimate takes the sort path its runs measured (pip installs, where FlashInfer
+    // was an optional extra); with FlashInfer installed the kernels ran, whose peak is lower.
+    u.reasons.push_back("vLLM 0.11.0 samples top-k/top-p with FlashInfer's kernels whenever FlashInfer is installed (its "
+                        "Docker image; a plain pip install of 0.11.0 lacks it, and from 0.11.1 the kernels are opt-in): "
+                        "they would take " + gib(-sampler_other_path) + " less (VLLM_USE_FLASHINFER_SAMPLER=0 or 1 settles it)");
+    above += static_cast<double>(-sampler_other_path);
   }
   if (u.reasons.empty()) return std::nullopt;
   const double kv = static_cast<double>(m.kv_cache);

@@ -28,9 +28,10 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 // `dynamic_resolution_vision`: a multimodal model whose vision tower takes images of any size
 // (no fixed image_size); what its encoder's profile pass takes is less certain than a fixed
 // tower's, and more so where the pass is not modelled (ModelUncertainty::encoder_pass_modelled).
-// `sort_sampler_extra`: how much higher the activation peak is when the sampler takes PyTorch's
-// sort path instead of FlashInfer's kernels, for a version where an installed FlashInfer decides
-// it (v0.8-v0.10 without VLLM_USE_FLASHINFER_SAMPLER); 0 otherwise.
+// `sampler_other_path`: how much the activation peak moves when the sampler takes its other path,
+// for a version where an installed FlashInfer decides it (v0.8-v0.11.0 without
+// VLLM_USE_FLASHINFER_SAMPLER): > 0 PyTorch's sort path takes more than the estimate, < 0
+// FlashInfer's kernels take less; 0 otherwise.
 // `tp_spans_nodes`: the tensor-parallel group has more ranks than a node has GPUs, so its
 // all-reduce crosses the network.
 // What the model side adds to the range: an encoder pass that is modelled but estimated, and a
@@ -48,7 +49,7 @@ struct ModelUncertainty {
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,
                                             const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget,
-                                            bool dynamic_resolution_vision = false, Bytes sort_sampler_extra = 0,
+                                            bool dynamic_resolution_vision = false, Bytes sampler_other_path = 0,
                                             bool tp_spans_nodes = false, const ModelUncertainty& model = {});
 
 }  // namespace headroom::engine
