@@ -100,5 +100,19 @@ TEST(KvUncertainty, EveryRangeAllowsTheCalibratedError) {
   EXPECT_NEAR(to_gib(u->kv_cache_high), 40 + k_base, 1e-6);
 }
 
+// A sampler's other path widens the side it moves: the sort path's extra lowers the low end
+// (v0.8-v0.10, whose estimate takes FlashInfer's kernels), FlashInfer's saving raises the high
+// end (v0.11.0, whose estimate takes the sort path).
+TEST(KvUncertainty, TheSamplersOtherPathWidensTheSideItMoves) {
+  auto sort = engine::kv_uncertainty(h100(), VllmVersion{0, 10, 1}, 1, terms(40), 100000, false, false, from_gib(0.9));
+  ASSERT_TRUE(sort.has_value());
+  EXPECT_NEAR(to_gib(sort->kv_cache_low), 40 - 0.9 - k_base, 1e-6);
+  EXPECT_NEAR(to_gib(sort->kv_cache_high), 40 + k_base, 1e-6);
+  auto kernels = engine::kv_uncertainty(h100(), VllmVersion{0, 11, 0}, 1, terms(40), 100000, false, false, -from_gib(0.9));
+  ASSERT_TRUE(kernels.has_value());
+  EXPECT_NEAR(to_gib(kernels->kv_cache_low), 40 - k_base, 1e-6);
+  EXPECT_NEAR(to_gib(kernels->kv_cache_high), 40 + 0.9 + k_base, 1e-6);
+}
+
 }  // namespace
 }  // namespace headroom

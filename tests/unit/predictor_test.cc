@@ -408,5 +408,32 @@ TEST(Predictor, KvRangeSaysWhenTheTensorParallelGroupSpansNodes) {
   EXPECT_FALSE(spans(run(llama8b(), big, f, VllmVersion{0, 19, 0})));
 }
 
+
+// The sampler's top-k/top-p path on the versions where an installed FlashInfer decides it:
+// v0.10 (vLLM 0.10.1 topk_topp_sampler.py: FlashInfer unless VLLM_USE_FLASHINFER_SAMPLER is
+// false) and v0.11.0, not v0.11.1, where #26859 made the kernels opt-in. The estimate takes the
+// era's measured path (the kernels on v0.10, the sort on v0.11.0) and the range the other one;
+// VLLM_USE_FLASHINFER_SAMPLER settles it.
+TEST(Predictor, KvRangeCoversTheOtherSamplerPathUntilV0111) {
+  auto reason = [](const Prediction& p, const char* text) {
+    if (!p.uncertainty) return false;
+    for (const auto& r : p.uncertainty->reasons)
+      if (r.find(text) != std::string::npos) return true;
+    return false;
+  };
+  const GpuSetup a100 = gpus("A100 80GB", 1);
+  auto v010 = run(llama8b(), a100, len(8192), VllmVersion{0, 10, 1});
+  EXPECT_TRUE(reason(v010, "the sort path would take"));
+  auto v0110 = run(llama8b(), a100, len(8192), VllmVersion{0, 11, 0});
+  EXPECT_TRUE(reason(v0110, "0.11.0 samples top-k/top-p with FlashInfer"));
+  ASSERT_TRUE(v0110.uncertainty);
+  EXPECT_GT(v0110.uncertainty->kv_cache_high, v0110.memory.kv_cache + v0110.memory.kv_cache / 200);
+  auto v0111 = run(llama8b(), a100, len(8192), VllmVersion{0, 11, 1});
+  EXPECT_FALSE(reason(v0111, "FlashInfer"));
+  VllmFlags settled = len(8192);
+  settled.use_flashinfer_sampler = false;
+  EXPECT_FALSE(reason(run(llama8b(), a100, settled, VllmVersion{0, 11, 0}), "FlashInfer"));
+}
+
 }  // namespace
 }  // namespace headroom
