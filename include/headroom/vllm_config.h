@@ -63,6 +63,14 @@ struct VllmFlags {
   // --language-model-only (every modality at 0), --skip-mm-profiling, --mm-encoder-tp-mode
   // ("weights" or "data") and --mm-processor-kwargs as JSON text.
   std::map<std::string, int> limit_mm_per_prompt;
+  // From v0.11 a modality of --limit-mm-per-prompt may also size the dummy input vLLM profiles
+  // with ('{"image": {"count": 1, "width": 1024, "height": 1024}}'); 0 where not given.
+  struct MmDummySize {
+    int width = 0;
+    int height = 0;
+    int num_frames = 0;
+  };
+  std::map<std::string, MmDummySize> mm_dummy_sizes;
   bool language_model_only = false;
   bool skip_mm_profiling = false;
   std::optional<std::string> mm_encoder_tp_mode;

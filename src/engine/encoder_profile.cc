@@ -78,6 +78,43 @@ EncoderItem qwen_item(const ModelSpec& m, const VllmFlags& flags) {
   return item;
 }
 
+// From v0.11 --limit-mm-per-prompt may give the dummy image's width and height; vLLM builds the
+// dummy at the smaller of them and the processor's largest (multimodal/processing.py
+// _get_dummy_images: "override ... exceeds model's maximum width, will be ignored") and the
+// processor resizes it (transformers qwen2_vl smart_resize: sides rounded to patch × merge, scaled
+// into min_pixels..max_pixels). vLLM still budgets the largest image's tokens for the item.
+EncoderItem qwen_sized_dummy(const ModelSpec& m, const VllmFlags& flags, const VllmVersion& version, EncoderItem largest) {
+  auto it = flags.mm_dummy_sizes.find("image");
+  if (version < VllmVersion{0, 11} || it == flags.mm_dummy_sizes.end() || (it->second.width <= 0 && it->second.height <= 0))
+    return largest;
+  const auto& v = *m.vision;
+  const std::int64_t patch = v.patch_size > 0 ? v.patch_size : 14, merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
+  const std::int64_t factor = patch * merge;
+  const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(largest.patches)))) * patch;
+  const double w = static_cast<double>(it->second.width > 0 ? std::min<std::int64_t>(side, it->second.width) : side);
+  const double h = static_cast<double>(it->second.height > 0 ? std::min<std::int64_t>(side, it->second.height) : side);
+  const double max_pixels = static_cast<double>(side) * static_cast<double>(side);
+  const double min_pixels = static_cast<double>(v.min_pixels > 0 ? v.min_pixels : (qwen_default_max_pixels(m) == 16'777'216 ? 65536 : 3136));
+  double h_bar = std::nearbyint(h / factor) * factor, w_bar = std::nearbyint(w / factor) * factor;
+  if (h_bar * w_bar > max_pixels) {
+    const double beta = std::sqrt(h * w / max_pixels);
+    h_bar = std::max<double>(factor, std::floor(h / beta / factor) * factor);
+    w_bar = std::max<double>(factor, std::floor(w / beta / factor) * factor);
+  } else if (h_bar * w_bar < min_pixels) {
+    const double beta = std::sqrt(min_pixels / (h * w));
+    h_bar = std::ceil(h * beta / factor) * factor;
+    w_bar = std::ceil(w * beta / factor) * factor;
+  }
+  EncoderItem item = largest;
+  item.budget_tokens = largest.tokens;
+  item.patches = static_cast<std::int64_t>(h_bar / patch) * static_cast<std::int64_t>(w_bar / patch);
+  item.tokens = item.patches / (merge * merge);
+  item.source = std::to_string(static_cast<std::int64_t>(w)) + "x" + std::to_string(static_cast<std::int64_t>(h)) +
+                " pixels (--limit-mm-per-prompt's image width and height), resized to " +
+                std::to_string(static_cast<std::int64_t>(w_bar)) + "x" + std::to_string(static_cast<std::int64_t>(h_bar));
+  return item;
+}
+
 // Fixed-size towers: one image is (image_size / patch)² patches. Gemma 3 pools them to
 // mm_tokens_per_image (256, gemma3_mm.py); LLaVA adds CLIP's class token and hands every patch on
 // (llava.py); Mistral 3 merges 2 × 2 patches and adds one break token per row (pixtral.py).
@@ -209,12 +246,13 @@ std::int64_t cached_rows_per_item(const EncoderProfile& p, const VllmVersion& ve
 // The largest input vLLM profiles a Qwen-VL model with: its largest image, or before v0.13
 // Qwen3-VL's video when video is allowed, which then counts more tokens.
 EncoderItem qwen_profiled_item(const ModelSpec& m, const VllmFlags& flags, const ResolvedSettings& s, const VllmVersion& version) {
-  EncoderItem image = qwen_item(m, flags);
+  const EncoderItem largest = qwen_item(m, flags);
+  EncoderItem image = qwen_sized_dummy(m, flags, version, largest);
   const std::int64_t patch = m.vision->patch_size > 0 ? m.vision->patch_size : 14;
-  const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(image.patches)))) * patch;
+  const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(largest.patches)))) * patch;
   if (limit_for(flags, "video") > 0)
     if (auto video = qwen3_vl_profiled_video(m, version, s.max_model_len, side);
-        video && (limit_for(flags, "image") == 0 || video->budget_tokens > image.tokens))
+        video && (limit_for(flags, "image") == 0 || video->budget_tokens > std::max(image.tokens, image.budget_tokens)))
       return *video;
   return image;
 }

@@ -55,11 +55,24 @@ Result<double> parse_double(const std::string& flag, const std::string& text) {
 
 // --limit-mm-per-prompt as vLLM reads it: JSON ('{"image": 0, "video": 0}'; from v0.11 a modality
 // may be an object whose "count" is the limit and whose width/height/num_frames size the dummy
-// input) or the older 'image=2,video=1' form. Counts must be non-negative integers.
-Result<std::map<std::string, int>> parse_mm_limits(const std::string& flag, const std::string& text) {
-  std::map<std::string, int> out;
+// input, config/multimodal.py ImageDummyOptions / VideoDummyOptions) or the older
+// 'image=2,video=1' form. Counts must be non-negative integers, sizes positive ones.
+struct MmLimits {
+  std::map<std::string, int> counts;
+  std::map<std::string, VllmFlags::MmDummySize> sizes;
+};
+
+Result<MmLimits> parse_mm_limits(const std::string& flag, const std::string& text) {
+  MmLimits out;
   auto bad = [&](const std::string& why) {
     return tl::unexpected(flag_error(flag, why + " in '" + text + "' (expected e.g. '{\"image\": 0, \"video\": 0}')"));
+  };
+  auto size = [](const nlohmann::json& v, const char* key, int& to) {
+    auto it = v.find(key);
+    if (it == v.end() || it->is_null()) return true;
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > 1'000'000) return false;
+    to = it->get<int>();
+    return true;
   };
   if (!text.empty() && text.front() == '{') {
     auto j = util::parse_json(text, flag);
@@ -70,10 +83,14 @@ Result<std::map<std::string, int>> parse_mm_limits(const std::string& flag, cons
         auto c = v.find("count");
         if (c == v.end()) return bad("no \"count\" for " + modality);
         count = &*c;
+        VllmFlags::MmDummySize s;
+        if (!size(v, "width", s.width) || !size(v, "height", s.height) || !size(v, "num_frames", s.num_frames))
+          return bad("a width, height or num_frames that is not a positive integer up to 1000000 for " + modality);
+        if (s.width > 0 || s.height > 0 || s.num_frames > 0) out.sizes[modality] = s;
       }
       if (!count->is_number_integer() || count->get<std::int64_t>() < 0 || count->get<std::int64_t>() > 1'000'000)
         return bad("a count that is not a non-negative integer for " + modality);
-      out[modality] = count->get<int>();
+      out.counts[modality] = count->get<int>();
     }
     return out;
   }
@@ -82,7 +99,7 @@ Result<std::map<std::string, int>> parse_mm_limits(const std::string& flag, cons
     if (eq == std::string::npos) return bad("'" + part + "' is not modality=count");
     auto n = parse_int(flag, util::trim(part.substr(eq + 1)));
     if (!n || *n < 0) return bad("'" + part + "' has no non-negative count");
-    out[util::trim(part.substr(0, eq))] = *n;
+    out.counts[util::trim(part.substr(0, eq))] = *n;
   }
   return out;
 }
@@ -229,7 +246,8 @@ const std::vector<FlagSpec>& flag_table() {
     t.push_back(value_flag({"--limit-mm-per-prompt"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
       auto limits = parse_mm_limits(flag, v);
       if (!limits) return tl::unexpected(limits.error());
-      f.limit_mm_per_prompt = std::move(*limits);
+      f.limit_mm_per_prompt = std::move(limits->counts);
+      f.mm_dummy_sizes = std::move(limits->sizes);
       return {};
     }));
     t.push_back(value_flag({"--mm-encoder-tp-mode"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {

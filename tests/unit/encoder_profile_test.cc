@@ -112,6 +112,28 @@ TEST(EncoderProfile, KimiVlScalesItsDummyImageUnderTheTokenLimit) {
   EXPECT_EQ(p.items, 8192 / (33 * 33));
 }
 
+// --limit-mm-per-prompt '{"image": {"count": 1, "width": 1024, "height": 1024}}' (v0.11+): vLLM
+// builds the dummy at 1024 x 1024 (under the largest 3584) and the processor resizes it to
+// multiples of 28 (smart_resize: round(1024 / 28) = 37 -> 1036), 74 x 74 patches, 1,369 tokens;
+// the item still counts the largest image's 16,384 tokens against the budget, and v0.11 pads its
+// output to that budget.
+TEST(EncoderProfile, LimitMmPerPromptSizesTheDummyImage) {
+  VllmFlags f;
+  f.limit_mm_per_prompt = {{"image", 1}};
+  f.mm_dummy_sizes["image"] = {1024, 1024, 0};
+  const ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
+  auto p = engine::encoder_profile(m, f, settings(8192), {0, 19, 0}, 2.0);
+  EXPECT_EQ(p.item.patches, 74 * 74);
+  EXPECT_EQ(p.item.tokens, 1369);
+  EXPECT_EQ(p.encoder_budget, 16384);
+  EXPECT_EQ(p.items, 1);
+  EXPECT_EQ(p.cached_outputs, Bytes{1369} * m.hidden_size * 2);
+  auto v011 = engine::encoder_profile(m, f, settings(8192), {0, 11, 0}, 2.0);
+  EXPECT_EQ(v011.cached_outputs, Bytes{16384 + 1369} * m.hidden_size * 2);
+  auto v010 = engine::encoder_profile(m, f, settings(8192), {0, 10, 1}, 2.0);
+  EXPECT_EQ(v010.item.tokens, 16384);  // before v0.11 the sizes are not read
+}
+
 // compute_mm_encoder_budget: a larger max_num_batched_tokens fits more items per batch.
 TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
   auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536), {0, 11, 0}, 2.0);

@@ -37,6 +37,11 @@ TEST(VllmCommand, LimitMmPerPromptTakesJsonObjectsAndTheOlderForm) {
   EXPECT_EQ(json.flags.limit_mm_per_prompt, (std::map<std::string, int>{{"image", 0}, {"video", 0}}));
   auto sized = parse_ok({"m", "--limit-mm-per-prompt", R"({"image": {"count": 2, "width": 512, "height": 512}})"});
   EXPECT_EQ(sized.flags.limit_mm_per_prompt, (std::map<std::string, int>{{"image", 2}}));
+  ASSERT_EQ(sized.flags.mm_dummy_sizes.count("image"), 1u);
+  EXPECT_EQ(sized.flags.mm_dummy_sizes.at("image").width, 512);
+  EXPECT_EQ(sized.flags.mm_dummy_sizes.at("image").height, 512);
+  auto frames = parse_ok({"m", "--limit-mm-per-prompt", R"({"video": {"count": 1, "num_frames": 32}})"});
+  EXPECT_EQ(frames.flags.mm_dummy_sizes.at("video").num_frames, 32);
   auto old = parse_ok({"m", "--limit-mm-per-prompt", "image=4,video=1"});
   EXPECT_EQ(old.flags.limit_mm_per_prompt, (std::map<std::string, int>{{"image", 4}, {"video", 1}}));
 }
@@ -45,6 +50,13 @@ TEST(VllmCommand, LimitMmPerPromptRejectsANegativeCount) {
   EXPECT_EQ(parse_error({"m", "--limit-mm-per-prompt", R"({"image": -1})"}),
             R"(--limit-mm-per-prompt: a count that is not a non-negative integer for image in '{"image": -1}' )"
             R"((expected e.g. '{"image": 0, "video": 0}'))");
+}
+
+TEST(VllmCommand, LimitMmPerPromptRejectsASizeThatIsNotAPositiveInteger) {
+  for (const char* bad : {R"({"image": {"count": 1, "width": 0}})", R"({"image": {"count": 1, "height": "big"}})",
+                          R"({"video": {"count": 1, "num_frames": 99999999}})"})
+    EXPECT_NE(parse_error({"m", "--limit-mm-per-prompt", bad}).find("not a positive integer up to 1000000"), std::string::npos)
+        << bad;
 }
 
 TEST(VllmCommand, MultimodalSwitchesAreRead) {
