@@ -87,6 +87,9 @@ struct RankProfile {
   Bytes encoder_pass_charged = 0;   // how much the multimodal encoder's pass raised `activation`
   Bytes encoder_pass_estimate = 0;  // the encoder pass's peak when it sets `activation` (an estimate)
   bool encoder_pass_modelled = false;  // the encoder's dummy batch was sized (encoder_profile.h)
+  // vLLM runs no encoder pass at all: every modality limited to 0, --language-model-only or
+  // --skip-mm-profiling (compute_mm_encoder_budget; profile_run's skip_mm_profiling branch).
+  bool encoder_pass_off = false;
   std::optional<Failure> oom;    // profile_run_oom (only when the weights themselves fit)
 };
 

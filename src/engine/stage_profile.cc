@@ -65,6 +65,7 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   r.encoder_pass_charged = std::max<Bytes>(0, act.total - estimate_activation(model, config.version, without_pass(ai)).total);
   r.activation = act.total;
   r.encoder_pass_modelled = encoder.items > 0;
+  r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
   r.sampler = act.sampler;
   if (sampler_path_depends_on_flashinfer(config.version, flags.use_flashinfer_sampler)) {
     // The estimate takes each era's fitted path (FlashInfer's kernels on v0.8-v0.10, the sort on

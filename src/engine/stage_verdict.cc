@@ -123,7 +123,8 @@ Prediction verdict_and_notes(const ModelSpec& model, const GpuSetup& gpus, const
   // --kv-cache-memory-bytes: the KV cache is what the user reserved, whatever the profile found.
   if (!c.settings.kv_cache_memory_bytes)
     p.uncertainty = kv_uncertainty(gpus.gpu, c.requested_version, tp, p.memory, p.kv_cache_tokens, c.settings.estimate_cuda_graphs,
-                                   model.vision.has_value() && model.vision->image_size == 0,
+                                   model.vision.has_value() && model.vision->image_size == 0 &&
+                                       !r.profile.ranks[r.layout.binding].encoder_pass_off,
                                    r.profile.ranks[r.layout.binding].sampler_other_path, gpus.nodes > 1 && tp > gpus.count,
                                    model_uncertainty(model, r));
   p.starts = !p.failure.has_value();

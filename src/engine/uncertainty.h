@@ -26,8 +26,9 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 // the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
 // they are charged to the budget) to the available KV memory; tokens scale with it.
 // `dynamic_resolution_vision`: a multimodal model whose vision tower takes images of any size
-// (no fixed image_size); what its encoder's profile pass takes is less certain than a fixed
-// tower's, and more so where the pass is not modelled (ModelUncertainty::encoder_pass_modelled).
+// (no fixed image_size) and whose encoder pass vLLM runs (not text-only, no --skip-mm-profiling);
+// what that pass takes is less certain than a fixed tower's, and more so where it is not modelled
+// (ModelUncertainty::encoder_pass_modelled).
 // `sampler_other_path`: how much the activation peak moves when the sampler takes its other path,
 // for a version where an installed FlashInfer decides it (v0.8-v0.11.0 without
 // VLLM_USE_FLASHINFER_SAMPLER): > 0 PyTorch's sort path takes more than the estimate, < 0

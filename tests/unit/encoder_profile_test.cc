@@ -221,6 +221,18 @@ TEST(EncoderProfile, TextOnlyModeChargesNoPassAndLoadsNoTower) {
   Prediction b = test_support::run(m, test_support::gpus("H100"), text_only, v);
   EXPECT_LT(b.memory.weights, a.memory.weights);
   EXPECT_LT(b.memory.activation_peak, a.memory.activation_peak);
+  // No pass runs, so the range allows nothing for one (on an L4 it still prints for the GPU).
+  auto vision_reason = [](const Prediction& p) {
+    if (!p.uncertainty) return false;
+    for (const auto& r : p.uncertainty->reasons)
+      if (r.find("vision encoder") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(vision_reason(test_support::run(m, test_support::gpus("L4"), with_images, v)));
+  EXPECT_FALSE(vision_reason(test_support::run(m, test_support::gpus("L4"), text_only, v)));
+  VllmFlags skipped;
+  skipped.skip_mm_profiling = true;
+  EXPECT_FALSE(vision_reason(test_support::run(m, test_support::gpus("L4"), skipped, v)));
 }
 
 // --kv-cache-memory-bytes: the KV cache is the reserved size, so no range is printed.
