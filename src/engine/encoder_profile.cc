@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/qwen3_vl_video.h"
+#include "engine/qwen_resize.h"
 
 #include "util/json_file.h"
 #include "util/strings.h"
@@ -95,16 +96,8 @@ EncoderItem qwen_sized_dummy(const ModelSpec& m, const VllmFlags& flags, const V
   const double h = static_cast<double>(it->second.height > 0 ? std::min<std::int64_t>(side, it->second.height) : side);
   const double max_pixels = static_cast<double>(side) * static_cast<double>(side);
   const double min_pixels = static_cast<double>(v.min_pixels > 0 ? v.min_pixels : (qwen_default_max_pixels(m) == 16'777'216 ? 65536 : 3136));
-  double h_bar = std::nearbyint(h / factor) * factor, w_bar = std::nearbyint(w / factor) * factor;
-  if (h_bar * w_bar > max_pixels) {
-    const double beta = std::sqrt(h * w / max_pixels);
-    h_bar = std::max<double>(factor, std::floor(h / beta / factor) * factor);
-    w_bar = std::max<double>(factor, std::floor(w / beta / factor) * factor);
-  } else if (h_bar * w_bar < min_pixels) {
-    const double beta = std::sqrt(min_pixels / (h * w));
-    h_bar = std::ceil(h * beta / factor) * factor;
-    w_bar = std::ceil(w * beta / factor) * factor;
-  }
+  const ResizedSides r = qwen_smart_resize(h, w, static_cast<double>(factor), min_pixels, max_pixels);
+  const double h_bar = r.height, w_bar = r.width;
   EncoderItem item = largest;
   item.budget_tokens = largest.tokens;
   item.patches = static_cast<std::int64_t>(h_bar / patch) * static_cast<std::int64_t>(w_bar / patch);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "engine/bounded_memo.h"
+#include "engine/qwen_resize.h"
 
 namespace headroom::engine {
 
@@ -27,12 +28,6 @@ constexpr std::int64_t k_max_frames_per_video = 24576;   // qwen3_vl.py _MAX_FRA
 constexpr std::int64_t k_video_max_pixels = 25'165'824;  // video size.longest_edge
 constexpr std::int64_t k_video_min_pixels = 4096;        // video size.shortest_edge
 constexpr double k_formatted_tokens_per_embedding = 12.5;
-
-// Python's round(): halves go to the even neighbour.
-std::int64_t round_half_even(double x) {
-  const double r = std::nearbyint(x);  // the default rounding mode is to nearest, ties to even
-  return static_cast<std::int64_t>(r);
-}
 
 struct Resized {
   std::int64_t side = 0;    // the resized frame's side (square frames only here)
@@ -44,17 +39,11 @@ struct Resized {
 // pixels, then vLLM's _get_vision_info: frames padded to a multiple of the temporal patch,
 // patch × patch pixels per patch, merge² patches per token.
 Resized resize_video(std::int64_t frames, std::int64_t side, std::int64_t patch, std::int64_t merge, std::int64_t temporal) {
-  const std::int64_t factor = patch * merge;
-  std::int64_t bar = round_half_even(static_cast<double>(side) / static_cast<double>(factor)) * factor;
-  const std::int64_t t_bar = round_half_even(static_cast<double>(frames) / static_cast<double>(temporal)) * temporal;
-  const double volume = static_cast<double>(frames) * static_cast<double>(side) * static_cast<double>(side);
-  if (static_cast<double>(t_bar) * static_cast<double>(bar) * static_cast<double>(bar) > k_video_max_pixels) {
-    const double beta = std::sqrt(volume / k_video_max_pixels);
-    bar = std::max(factor, static_cast<std::int64_t>(std::floor(static_cast<double>(side) / beta / factor)) * factor);
-  } else if (static_cast<double>(t_bar) * static_cast<double>(bar) * static_cast<double>(bar) < k_video_min_pixels) {
-    const double beta = std::sqrt(k_video_min_pixels / volume);
-    bar = static_cast<std::int64_t>(std::ceil(static_cast<double>(side) * beta / factor)) * factor;
-  }
+  const double factor = static_cast<double>(patch * merge);
+  const double t_bar = std::nearbyint(static_cast<double>(frames) / static_cast<double>(temporal)) * static_cast<double>(temporal);
+  const ResizedSides sides = qwen_smart_resize(static_cast<double>(side), static_cast<double>(side), factor, k_video_min_pixels,
+                                               k_video_max_pixels, static_cast<double>(frames), t_bar);
+  const auto bar = static_cast<std::int64_t>(sides.height);
   Resized r;
   r.side = bar;
   const std::int64_t grid_t = std::max<std::int64_t>(1, (frames + frames % temporal) / temporal);
