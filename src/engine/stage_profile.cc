@@ -9,6 +9,7 @@
 #include "engine/encoder_profile.h"
 #include "engine/predict_stages.h"
 #include "engine/vllm_defaults.h"
+#include "util/strings.h"
 
 namespace headroom::engine {
 
@@ -66,6 +67,14 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   r.activation = act.total;
   r.encoder_pass_modelled = encoder.items > 0;
   r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
+  // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
+  // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)
+  if (encoder.items > 0)
+    r.encoder_note = "vLLM's profile run encodes " + std::to_string(encoder.items) + " dummy " + encoder.item.modality + "(s) of " +
+                     util::with_commas(encoder.item.tokens) + " embeddings before sizing the KV cache and holds " +
+                     gib(encoder.cached_outputs) + " of their output meanwhile; its log says \"budget of " +
+                     std::to_string(encoder.encoder_budget) + " tokens, and profiled with " + std::to_string(encoder.items) + " " +
+                     encoder.item.modality + " items\"";
   r.sampler = act.sampler;
   if (sampler_path_depends_on_flashinfer(config.version, flags.use_flashinfer_sampler)) {
     // The estimate takes each era's fitted path (FlashInfer's kernels on v0.8-v0.10, the sort on

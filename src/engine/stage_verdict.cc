@@ -60,6 +60,9 @@ std::vector<std::string> report_notes(const GpuSetup& gpus, const StageResults& 
   if (after_kv_ran) notes.insert(notes.end(), r.after_kv.notes.begin(), r.after_kv.notes.end());
   const ResolvedSettings& s = r.config.settings;
   const RankProfile& w = r.profile.ranks[r.layout.binding];
+  // The encoder runs on the first pipeline stage only.
+  if (!r.profile.ranks.empty() && !r.profile.ranks.front().encoder_note.empty())
+    notes.push_back(r.profile.ranks.front().encoder_note);
   if (s.estimate_cuda_graphs)
     notes.push_back("CUDA graph memory is estimated by vLLM's profile (" + gib(w.graph_estimate) +
                     ") and subtracted from the budget before the KV cache (v0.21+); the full capture after it takes about " +
