@@ -2,6 +2,8 @@
 // when the cache does not hold the revision, and the cache again when the Hub cannot be reached.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "headroom/hub.h"
 
 namespace headroom::hub {
@@ -10,15 +12,26 @@ namespace {
 
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
-// The cached snapshot of `sha` as a model, nullopt when absent; a corrupt entry is a note and a miss.
+// Whether an entry lists a file headroom reads now but an older headroom did not fetch
+// (preprocessor_config.json sizes a vision model's dummy input).
+bool lacks_files_read_now(const HubSnapshot& snap) {
+  for (const char* later : {"preprocessor_config.json"})
+    if (std::find(snap.files.begin(), snap.files.end(), later) != snap.files.end() && !snap.json_files.count(later))
+      return true;
+  return false;
+}
+
+// The cached snapshot of `sha` as a model, nullopt when absent; a corrupt entry is a note and a
+// miss. With `complete_only`, an entry lacking a file headroom now reads is a miss too, so that
+// the Hub is asked again while it answers.
 Result<std::optional<ModelSpec>> from_cache(const HubCache& cache, const std::string& repo, const std::string& sha,
-                                            std::vector<std::string>& notes) {
+                                            std::vector<std::string>& notes, bool complete_only = false) {
   auto snap = cache.load(repo, sha);
   if (!snap) {
     notes.push_back("ignoring a damaged Hub cache entry (" + snap.error().to_string() + ")");
     return std::optional<ModelSpec>{};
   }
-  if (!*snap) return std::optional<ModelSpec>{};
+  if (!*snap || (complete_only && lacks_files_read_now(**snap))) return std::optional<ModelSpec>{};
   auto spec = model_from_snapshot(**snap, notes);
   if (!spec) return tl::unexpected(spec.error());
   return std::optional<ModelSpec>(std::move(*spec));
@@ -37,10 +50,12 @@ Result<std::optional<ModelSpec>> load_cached_model(const std::string& repo, cons
 Result<ModelSpec> load_hub_model(const std::string& repo, const HubSettings& s, std::vector<std::string>& notes) {
   HubCache cache(s.cache_dir);
   // A commit sha names one immutable snapshot: the cache answers without a request.
+  std::optional<std::string> cached_sha;  // a cached entry to fall back on when the Hub does not answer
   if (is_commit_sha(s.revision)) {
-    auto cached = from_cache(cache, repo, s.revision, notes);
+    auto cached = from_cache(cache, repo, s.revision, notes, true);
     if (!cached) return tl::unexpected(cached.error());
     if (*cached) return std::move(**cached);
+    cached_sha = s.revision;
   } else if (auto known = cache.ref(repo, s.revision)) {
     // A branch or tag fetched before: one small request says whether it still points there.
     auto sha = resolve_revision(repo, s);
@@ -54,11 +69,16 @@ Result<ModelSpec> load_hub_model(const std::string& repo, const HubSettings& s, 
       }
       return tl::unexpected(sha.error());
     }
-    auto cached = from_cache(cache, repo, *sha, notes);
+    auto cached = from_cache(cache, repo, *sha, notes, true);
     if (!cached) return tl::unexpected(cached.error());
     if (*cached) return std::move(**cached);
+    cached_sha = *sha;
   }
   auto snap = fetch_snapshot(repo, s);
+  if (!snap && cached_sha && is_no_network(snap.error())) {
+    auto cached = from_cache(cache, repo, *cached_sha, notes);
+    if (cached && *cached) return std::move(**cached);
+  }
   if (!snap) return tl::unexpected(snap.error());
   if (auto stored = cache.store(*snap, s.revision); !stored)
     notes.push_back("the Hub cache was not written: " + stored.error().to_string());

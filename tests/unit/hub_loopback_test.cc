@@ -110,6 +110,32 @@ TEST_F(HubLoopback, ThePreprocessorConfigSizesTheLargestImage) {
   EXPECT_EQ(local->vision->max_pixels, hub->vision->max_pixels);
 }
 
+// A cache entry written before headroom read preprocessor_config.json lists the file without its
+// text: while the Hub answers it is read again, and offline the entry is still used as it is.
+TEST_F(HubLoopback, ACacheEntryWithoutThePreprocessorConfigIsReadAgain) {
+  auto s = settings();
+  auto first = load("headroom-test/qwen25-vl", s);
+  ASSERT_TRUE(first) << first.error().to_string();
+  HubCache cache(s.cache_dir);
+  auto snap = cache.load("headroom-test/qwen25-vl", first->revision);
+  ASSERT_TRUE(snap && *snap);
+  HubSnapshot old = **snap;
+  old.json_files.erase("preprocessor_config.json");
+  ASSERT_TRUE(cache.store(old, "main"));
+  auto offline = s;
+  offline.offline = true;
+  auto stale = load("headroom-test/qwen25-vl", offline);
+  ASSERT_TRUE(stale) << stale.error().to_string();
+  ASSERT_TRUE(stale->vision);
+  EXPECT_EQ(stale->vision->max_pixels, 0);  // the release default applies
+  s_hub->reset_stats();
+  auto fresh = load("headroom-test/qwen25-vl", s);
+  ASSERT_TRUE(fresh) << fresh.error().to_string();
+  EXPECT_GT(hub_requests(), 1);  // more than the one HEAD request of a complete entry
+  ASSERT_TRUE(fresh->vision);
+  EXPECT_EQ(fresh->vision->max_pixels, 1003520);
+}
+
 TEST_F(HubLoopback, SecondRunMakesOneRequestAndAShaOrOfflineNone) {
   auto s = settings();
   ASSERT_TRUE(load("headroom-test/w4a16", s));
