@@ -84,14 +84,14 @@ EncoderItem qwen_item(const ModelSpec& m, const VllmFlags& flags) {
 // _get_dummy_images: "override ... exceeds model's maximum width, will be ignored") and the
 // processor resizes it (transformers qwen2_vl smart_resize: sides rounded to patch × merge, scaled
 // into min_pixels..max_pixels). vLLM still budgets the largest image's tokens for the item.
-EncoderItem qwen_sized_dummy(const ModelSpec& m, const VllmFlags& flags, const VllmVersion& version, EncoderItem largest) {
+EncoderItem qwen_sized_dummy(const ModelSpec& m, const VllmFlags& flags, const VllmVersion& version, const EncoderItem& largest,
+                             std::int64_t side) {
   auto it = flags.mm_dummy_sizes.find("image");
   if (version < VllmVersion{0, 11} || it == flags.mm_dummy_sizes.end() || (it->second.width <= 0 && it->second.height <= 0))
     return largest;
   const auto& v = *m.vision;
   const std::int64_t patch = v.patch_size > 0 ? v.patch_size : 14, merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
   const std::int64_t factor = patch * merge;
-  const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(largest.patches)))) * patch;
   const double w = static_cast<double>(it->second.width > 0 ? std::min<std::int64_t>(side, it->second.width) : side);
   const double h = static_cast<double>(it->second.height > 0 ? std::min<std::int64_t>(side, it->second.height) : side);
   const double max_pixels = static_cast<double>(side) * static_cast<double>(side);
@@ -240,9 +240,10 @@ std::int64_t cached_rows_per_item(const EncoderProfile& p, const VllmVersion& ve
 // Qwen3-VL's video when video is allowed, which then counts more tokens.
 EncoderItem qwen_profiled_item(const ModelSpec& m, const VllmFlags& flags, const ResolvedSettings& s, const VllmVersion& version) {
   const EncoderItem largest = qwen_item(m, flags);
-  EncoderItem image = qwen_sized_dummy(m, flags, version, largest);
+  // get_image_size_with_most_features is a square (qwen_item), `side` pixels wide.
   const std::int64_t patch = m.vision->patch_size > 0 ? m.vision->patch_size : 14;
   const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(largest.patches)))) * patch;
+  const EncoderItem image = qwen_sized_dummy(m, flags, version, largest, side);
   if (limit_for(flags, "video") > 0)
     if (auto video = qwen3_vl_profiled_video(m, version, s.max_model_len, side);
         video && (limit_for(flags, "image") == 0 || video->budget_tokens > std::max(image.tokens, image.budget_tokens)))

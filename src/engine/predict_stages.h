@@ -84,7 +84,6 @@ struct RankProfile {
   Bytes graph = 0;               // what the full graph capture after the KV allocation takes
   Bytes graph_estimate = 0;      // what the profile subtracts for graphs before the KV cache (0: none)
   Bytes kv_available = 0;        // "Available KV cache memory" (may be negative)
-  Bytes encoder_pass_charged = 0;   // how much the multimodal encoder's pass raised `activation`
   Bytes encoder_pass_estimate = 0;  // the encoder pass's peak when it sets `activation` (an estimate)
   bool encoder_pass_modelled = false;  // the encoder's dummy batch was sized (encoder_profile.h)
   // vLLM runs no encoder pass at all: every modality limited to 0, --language-model-only or

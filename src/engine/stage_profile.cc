@@ -22,13 +22,6 @@ struct RankPlace {
   bool last = true;
 };
 
-// The same inputs with the encoder's pass left out: what the activation was before it was charged.
-ActivationInputs without_pass(ActivationInputs ai) {
-  ai.encoder_pass_peak.reset();
-  ai.encoder_cached_outputs.reset();
-  return ai;
-}
-
 // The multimodal encoder's pass on vLLM's dummy batch, first pipeline stage only
 // (gpu_model_runner.py profile_run: the encoder runs on _get_mm_dummy_batch before _dummy_run and
 // its outputs stay in the encoder cache through the language model's dummy run). What it adds to
@@ -63,7 +56,6 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   const auto act = estimate_activation(model, config.version, ai);
   // The pass is an estimate from the tower's widths: the range allows for it where it sets the peak.
   if (act.encoder_pass > 0 && act.total == act.encoder_pass) r.encoder_pass_estimate = act.encoder_pass;
-  r.encoder_pass_charged = std::max<Bytes>(0, act.total - estimate_activation(model, config.version, without_pass(ai)).total);
   r.activation = act.total;
   r.encoder_pass_modelled = encoder.items > 0;
   r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
@@ -111,7 +103,7 @@ void profile_cuda_graphs(const ModelSpec& model, const GpuSpec& gpu, const Resol
 void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProfile& r) {
   if (mt.activation_peak) {
     r.activation = *mt.activation_peak;
-    r.encoder_pass_charged = r.encoder_pass_estimate = 0;  // measured: the encoder's pass is in it
+    r.encoder_pass_estimate = 0;  // measured: the encoder's pass is in it
     r.encoder_pass_modelled = false;
     r.sampler_other_path = 0;  // measured: whichever path the sampler took is in it
   }

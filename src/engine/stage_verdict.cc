@@ -82,7 +82,6 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   ModelUncertainty u;
   const RankProfile& rank = r.profile.ranks[r.layout.binding];
   u.encoder_pass_estimate = rank.encoder_pass_estimate;
-  u.encoder_pass_charged = rank.encoder_pass_charged;
   u.encoder_pass_modelled = rank.encoder_pass_modelled;
   if (model.quantization) {
     // 0 unless the method was guessed or part of its ignore list is unknown.

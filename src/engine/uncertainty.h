@@ -39,7 +39,6 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 // quantization method that was guessed (its other reading's extra weight bytes).
 struct ModelUncertainty {
   Bytes encoder_pass_estimate = 0;    // the modelled encoder peak (encoder_profile.h), when it sets the activation peak
-  Bytes encoder_pass_charged = 0;     // how much the modelled pass raised the activation estimate
   bool encoder_pass_modelled = false; // encoder_profile.cc sized vLLM's dummy batch for this tower
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)
   std::string guessed_method;           // the guessed method, for the reason

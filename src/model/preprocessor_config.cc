@@ -31,7 +31,7 @@ Result<std::optional<std::int64_t>> bounded(const ConfigReader& r, const std::st
 // max_pixels / min_pixels; Qwen3-VL writes size.longest_edge / size.shortest_edge, which its
 // processor reads as the pixel budget (qwen3_vl.py _get_vision_info: max_pixels =
 // image_processor.size["longest_edge"]).
-Result<bool> read_pixel_budget(const ConfigReader& r, VisionConfig& v) {
+Result<void> read_pixel_budget(const ConfigReader& r, VisionConfig& v) {
   HR_TRY(top_max, bounded(r, "max_pixels", k_max_pixels));
   HR_TRY(top_min, bounded(r, "min_pixels", k_max_pixels));
   std::optional<std::int64_t> size_max, size_min;
@@ -48,7 +48,7 @@ Result<bool> read_pixel_budget(const ConfigReader& r, VisionConfig& v) {
   }
   if (auto m = top_max ? top_max : size_max) v.max_pixels = *m;
   if (auto m = top_min ? top_min : size_min) v.min_pixels = *m;
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ Result<bool> apply_preprocessor_config(const nlohmann::json& j, const std::strin
     return make_error(ErrorCode::parse_error, "preprocessor_config.json is " + json_kind(j) + ", not an object", origin);
   const ConfigReader r(j, origin);
   VisionConfig& v = *spec.vision;
-  HR_TRY(pixels, read_pixel_budget(r, v));
+  if (auto pixels = read_pixel_budget(r, v); !pixels) return tl::unexpected(pixels.error());
   // Llama 4: max_patches is the most 336-pixel tiles one image is cut into (mllama4.py
   // get_max_num_tiles reads image_processor.max_patches).
   HR_TRY(tiles, bounded(r, "max_patches", k_max_tiles));
@@ -67,7 +67,7 @@ Result<bool> apply_preprocessor_config(const nlohmann::json& j, const std::strin
   // Kimi-VL's MoonViT: in_token_limit caps the patches of one image (kimi_vl.py get_num_image_tokens).
   HR_TRY(limit, bounded(r, "in_token_limit", k_max_token_limit));
   if (limit) v.in_token_limit = *limit;
-  const bool read = pixels && (v.max_pixels > 0 || tiles || limit);
+  const bool read = v.max_pixels > 0 || v.min_pixels > 0 || tiles || limit;
   if (read) v.processor_source = origin;
   return read;
 }

@@ -52,7 +52,6 @@ TEST(KvUncertainty, DynamicResolutionVisionWidensOnlyTheLowSide) {
 TEST(KvUncertainty, ModelledEncoderPassNarrowsTheVisionAllowance) {
   engine::ModelUncertainty mu;
   mu.encoder_pass_modelled = true;
-  mu.encoder_pass_charged = from_gib(1.0);
   mu.encoder_pass_estimate = from_gib(2.0);
   auto u = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 1, terms(40), 100000, false, true, 0, false, mu);
   ASSERT_TRUE(u.has_value());
