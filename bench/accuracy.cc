@@ -127,12 +127,34 @@ void apply_other_flags(const std::string& other, VllmFlags& flags) {
     if (auto b = parse_human_bytes(m[1].str())) flags.kv_cache_memory_bytes = *b;
   if (other.find("--language-model-only") != std::string::npos) flags.language_model_only = true;
   if (other.find("--skip-mm-profiling") != std::string::npos) flags.skip_mm_profiling = true;
+  if (other.find("VLLM_USE_FLASHINFER_SAMPLER=1") != std::string::npos) flags.use_flashinfer_sampler = true;
+  if (other.find("VLLM_USE_FLASHINFER_SAMPLER=0") != std::string::npos) flags.use_flashinfer_sampler = false;
   if (std::regex_search(other, m, k_limit)) {
     auto j = util::parse_json(m[1].str(), "--limit-mm-per-prompt");
     if (j && j->is_object())
       for (auto& [k, v] : j->items())
         if (v.is_number_integer()) flags.limit_mm_per_prompt[k] = v.get<int>();
   }
+}
+
+// bench/calibration_corrections.jsonl: fields of calibration rows that their own cited source
+// states otherwise (a version the row's notes only guessed, say). Each line names the row, the
+// fields it sets, the source and the sentence that gives them; the report lists what it changed.
+std::vector<std::string> apply_corrections(std::vector<json>& rows) {
+  std::vector<std::string> applied;
+  auto text = util::read_file(std::string(HEADROOM_BENCH_DIR) + "/calibration_corrections.jsonl");
+  if (!text) return applied;
+  auto lines = util::parse_jsonl(*text, "calibration_corrections.jsonl");
+  if (!lines) return applied;
+  for (const auto& c : *lines) {
+    if (!c.contains("id") || !c["id"].is_string() || !c.contains("set") || !c["set"].is_object()) continue;
+    for (auto& r : rows) {
+      if (str(r, "id") != c["id"].get<std::string>()) continue;
+      for (const auto& [k, v] : c["set"].items()) r[k] = v;
+      applied.push_back(c["id"].get<std::string>() + ": " + c["set"].dump());
+    }
+  }
+  return applied;
 }
 
 // The catalogue row of the row's GPU: `gpu_catalog` when the row names it, else `gpu_name` without
@@ -218,6 +240,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_accuracy: %s\n", rows.error().to_string().c_str());
     return 1;
   }
+  const std::vector<std::string> corrections = apply_corrections(*rows);
   std::map<std::string, std::vector<Sample>> by_quantity;
   std::vector<std::string> skipped;
   int outcome_rows = 0, outcome_right = 0, false_starts = 0;
@@ -348,7 +371,8 @@ int main(int argc, char** argv) {
     add("kv_cache_gib", to_gib(m.kv_cache), "observed_kv_cache_gib");
     // The encoder's profile pass (encoder_profile.h), charged by predict(): what it batched.
     if (list_rows && engine::is_multimodal(*model)) {
-      const auto pass = engine::encoder_profile(*model, flags, p->settings, *version, p->settings.dtype == "float32" ? 4 : 2);
+      const engine::EncoderDevice device{p->memory.total, p->memory.total - p->memory.weights - p->memory.baseline};
+      const auto pass = engine::encoder_profile(*model, flags, p->settings, *version, p->settings.dtype == "float32" ? 4 : 2, device);
       row_lines.push_back("  encoder pass of " + id + ": " + (pass.items > 0 ? pass.explanation : "none (" + pass.skipped_because + ")"));
     }
     add("kv_tokens", static_cast<double>(p->kv_cache_tokens), "observed_kv_tokens");
@@ -439,7 +463,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("accuracy over %s%s\n\n", path.c_str(), filter.empty() ? "" : (" (filter " + filter + ")").c_str());
+  std::printf("accuracy over %s%s\n", path.c_str(), filter.empty() ? "" : (" (filter " + filter + ")").c_str());
+  for (const auto& c : corrections) std::printf("  corrected from the row's own source (bench/calibration_corrections.jsonl): %s\n", c.c_str());
+  std::printf("\n");
   std::printf("%-16s %5s %9s %9s %9s %11s %11s\n", "quantity", "n", "median%", "p90%", "max%", "medianAbs", "p90Abs");
   const char* order[] = {"weights_gib", "activation_gib", "non_torch_gib", "cuda_graph_gib", "graph_estimate_gib", "kv_cache_gib",
                          "kv_tokens", "gpu_blocks", "concurrency"};

@@ -128,6 +128,8 @@ struct VisionConfig {
   int projector_input_dim = 0;       // Llama 4's pixel-shuffle adapter
   int projector_output_dim = 0;
   double pixel_shuffle_ratio = 0;
+  int pooling_kernel_size = 0;       // Gemma 4: patches pooled per side into one soft token
+  int soft_tokens_per_image = 0;     // Gemma 4: default_output_length / vision_soft_tokens_per_image
   // The processor's largest input (preprocessor_config.json, else the config): Qwen-VL-style
   // max_pixels / min_pixels (0 when not stated) and frames per video item.
   std::int64_t max_pixels = 0;

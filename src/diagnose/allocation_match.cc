@@ -135,7 +135,7 @@ std::optional<AllocationMatch> encoder_batch(double tried_gib, const LoggedRun& 
   if (!model.vision || run.engine_started) return std::nullopt;
   VllmVersion version = run.version.value_or(VllmVersion{0, 11});
   const double dtype = dtype_bytes_of(run, model);
-  auto p = engine::encoder_profile(model, run.flags, encoder_settings(run, model), version, dtype);
+  auto p = engine::encoder_profile(model, run.flags, encoder_settings(run, model), version, dtype, {});
   if (p.items <= 0 || p.item.patches <= 0) return std::nullopt;
   const auto& v = *model.vision;
   const bool dp_encoder = run.flags.mm_encoder_tp_mode && *run.flags.mm_encoder_tp_mode == "data";

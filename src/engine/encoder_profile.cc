@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/gemma4_vision.h"
 #include "engine/qwen3_vl_video.h"
 #include "engine/qwen_resize.h"
 
@@ -15,7 +16,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, llama4_tiles, moonvit, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, llama4_tiles, moonvit, gemma4, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -29,6 +30,7 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return Family::pixtral;
   if (has(a, "Llama4ForConditionalGeneration") || vt == "llama4_vision_model") return Family::llama4_tiles;
   if (has(a, "KimiVL") || vt == "moonvit") return Family::moonvit;
+  if (has(a, "Gemma4ForConditionalGeneration") || vt == "gemma4_vision") return Family::gemma4;
   return Family::unsized;
 }
 
@@ -188,10 +190,12 @@ EncoderItem moonvit_item(const ModelSpec& m) {
 double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data_parallel_encoder, double dtype_bytes) {
   const auto& v = *m.vision;
   const double h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4.0 * h;
-  const bool gated = has(m.architecture, "Qwen2_5_VL") || has(m.architecture, "DotsOCR") || family == Family::pixtral;
+  const bool gated = has(m.architecture, "Qwen2_5_VL") || has(m.architecture, "DotsOCR") || family == Family::pixtral ||
+                     family == Family::gemma4;
   // MoonViT's linears are not split by TP (kimi_vl.py: "We only do sharding for language model and
-  // not vision model for now").
-  const bool replicated = data_parallel_encoder || family == Family::moonvit;
+  // not vision model for now"), nor Gemma 4's (transformers' module; replaced by vLLM's parallel
+  // layers in #43798, June 2026, not modelled).
+  const bool replicated = data_parallel_encoder || family == Family::moonvit || family == Family::gemma4;
   const double shard = replicated ? 1.0 : static_cast<double>(std::max(1, tp));
   const double mlp = 2.0 * h + (gated ? 3.0 : 2.0) * I / shard;
   const double attention = 2.0 * h + 5.0 * h / shard;
@@ -251,6 +255,26 @@ EncoderItem qwen_profiled_item(const ModelSpec& m, const VllmFlags& flags, const
   return image;
 }
 
+// Gemma 4 encodes its dummy batch a frame or image at a time, or in chunks from v0.22
+// (gemma4_vision.cc), so its peak is one forward's; the position one-hot of transformers before
+// #46176 adds to it where the estimate takes it, and is the range's other reading where not.
+void gemma4_peak(EncoderProfile& p, const VllmVersion& version, const EncoderDevice& device, double per_patch,
+                 double dtype_bytes) {
+  const std::int64_t units = gemma4_units_per_forward(p.item, p.items, version, device.total, device.free);
+  const Bytes one_hot = gemma4_position_one_hot_bytes(p.item, units, dtype_bytes);
+  p.encoder_peak = static_cast<Bytes>(static_cast<double>(units) * static_cast<double>(p.item.attention_span) * per_patch);
+  if (gemma4_one_hot_in_estimate(version)) {
+    p.encoder_peak += one_hot;
+  } else {
+    p.other_reading = one_hot;
+    p.other_reading_why = "with a transformers release from before its #46176 (late May 2026), Gemma 4's vision embedder one-hots "
+                          "every patch's position over 10,240 rows: " + std::to_string(units) + " " +
+                          (p.item.modality == "video" ? "frame(s)" : "image(s)") + " per encoder call would take " +
+                          util::fixed(to_gib(one_hot), 2) + " GiB more";
+  }
+  p.units_per_forward = units;
+}
+
 }  // namespace
 
 bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
@@ -263,7 +287,8 @@ bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
       // An unnamed modality keeps its default limit unless the model has no such input; the
       // catalogue's towers take images (and video for the Qwen-VL family), never audio here.
       if (std::string(modality) == "audio") continue;
-      if (std::string(modality) == "video" && family_of(model) != Family::qwen_dynamic) continue;
+      if (std::string(modality) == "video" && family_of(model) != Family::qwen_dynamic && family_of(model) != Family::gemma4)
+        continue;
       return false;
     }
   }
@@ -275,7 +300,7 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
 }
 
 EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
-                               const VllmVersion& version, double dtype_bytes) {
+                               const VllmVersion& version, double dtype_bytes, const EncoderDevice& device) {
   EncoderProfile p;
   auto skipped = [](std::string why) {
     EncoderProfile none;
@@ -293,6 +318,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   p.item = family == Family::qwen_dynamic   ? qwen_profiled_item(model, flags, settings, version)
            : family == Family::llama4_tiles ? llama4_item(model)
            : family == Family::moonvit      ? moonvit_item(model)
+           : family == Family::gemma4       ? gemma4_profiled_item(model, flags, version)
                                             : fixed_item(model, family);
   if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
   if (limit_for(flags, "image") == 0 && p.item.modality == "image") {
@@ -306,6 +332,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   const double items_on_rank = dp_encoder ? std::ceil(static_cast<double>(p.items) / tp) : p.items;
   const double per_patch = peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
   p.encoder_peak = static_cast<Bytes>(items_on_rank * static_cast<double>(p.item.patches) * per_patch);
+  if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
   // Qwen3-VL hands the language model each token's merged features and one more copy per
   // deepstack level, concatenated (qwen3_vl.py Qwen3_VisionTransformer.forward: torch.cat of the
   // merger's output and deepstack_feature_lists; out_hidden_size × (1 + len(deepstack_visual_indexes))),
@@ -316,7 +343,11 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   p.cached_outputs = static_cast<Bytes>(static_cast<double>(p.items) * static_cast<double>(rows) * out * dtype_bytes);
   p.explanation = "encoder profile: " + std::to_string(p.items) + " " + p.item.modality + " item(s) of " +
                   std::to_string(p.item.tokens) + " embeddings (" + std::to_string(p.item.patches) + " patches, " +
-                  p.item.source + "), budget " + std::to_string(p.encoder_budget) + " tokens; peak " +
+                  p.item.source + "), budget " + std::to_string(p.encoder_budget) + " tokens; " +
+                  (p.units_per_forward > 0 ? std::to_string(p.units_per_forward) + " " + (p.item.modality == "video" ? "frame(s)" : "image(s)") +
+                                                 " per encoder call; "
+                                           : std::string()) +
+                  "peak " +
                   util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from the tower's widths";
   if (rows > p.item.tokens)
     p.explanation += "; the encoder cache holds each output padded to " + std::to_string(rows - p.item.tokens) +

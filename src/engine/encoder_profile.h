@@ -33,8 +33,18 @@ struct EncoderProfile {
   Bytes encoder_peak = 0;             // torch peak increase while the encoder runs on the batch
   Bytes cached_outputs = 0;           // the batch's embeddings, held through the language model's dummy run
                                       // (padded to the budget in v0.11-v0.12, encoder_profile.cc)
+  Bytes other_reading = 0;            // what a reading the estimate does not take would add (Gemma 4's one-hot)
+  std::string other_reading_why;
+  std::int64_t units_per_forward = 0; // frames or images per encoder call where the model loops (Gemma 4)
   std::string skipped_because;        // why there is no pass ("" when there is one)
   std::string explanation;            // one line for the report: batch, sizes, what is estimated
+};
+
+// The device the encoder runs on, where a model sizes its encoder calls by it (Gemma 4 from
+// v0.22: min(free / 2, total / 10)); zeros when unknown.
+struct EncoderDevice {
+  Bytes total = 0;
+  Bytes free = 0;  // after the weights load
 };
 
 // The encoder pass of `model` under these flags and settings on one rank of a TP group of
@@ -43,7 +53,7 @@ struct EncoderProfile {
 // Families whose processor has no fixed largest input headroom can size (see encoder_profile.cc)
 // give items == 0 with skipped_because saying so; the caller keeps its range for them.
 EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
-                               const VllmVersion& version, double dtype_bytes);
+                               const VllmVersion& version, double dtype_bytes, const EncoderDevice& device);
 
 // Whether vLLM runs the model text-only: every modality it has limited to 0 by
 // --limit-mm-per-prompt, or --language-model-only. From v0.10.1 (#22299) the model classes then

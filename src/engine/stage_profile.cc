@@ -28,9 +28,9 @@ struct RankPlace {
 // the activation is decided in estimate_activation: torch's peak is the larger of the encoder's
 // own peak and the language model's with those outputs held (encoder_profile.h).
 EncoderProfile profile_encoder(const ModelSpec& model, const VllmFlags& flags, const ResolvedConfig& config,
-                               const RankPlace& place) {
+                               const RankPlace& place, const EncoderDevice& device) {
   if (place.index != 0 || !is_multimodal(model)) return {};
-  return encoder_profile(model, flags, config.settings, config.version, config.model_dtype_bytes);
+  return encoder_profile(model, flags, config.settings, config.version, config.model_dtype_bytes, device);
 }
 
 // The dummy forward pass and the sampler's dummy run (gpu_model_runner.py _dummy_run,
@@ -58,6 +58,8 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   if (act.encoder_pass > 0 && act.total == act.encoder_pass) r.encoder_pass_estimate = act.encoder_pass;
   r.activation = act.total;
   r.encoder_pass_modelled = encoder.items > 0;
+  r.encoder_other_reading = encoder.other_reading;
+  r.encoder_other_reading_why = encoder.other_reading_why;
   r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
   // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
   // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)
@@ -105,6 +107,7 @@ void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProf
     r.activation = *mt.activation_peak;
     r.encoder_pass_estimate = 0;  // measured: the encoder's pass is in it
     r.encoder_pass_modelled = false;
+    r.encoder_other_reading = 0;
     r.sampler_other_path = 0;  // measured: whichever path the sampler took is in it
   }
   if (mt.non_torch) r.non_torch = *mt.non_torch;
@@ -127,7 +130,10 @@ RankProfile profile_rank(const ModelSpec& model, const GpuSpec& gpu, const VllmF
                          const Budget& budget, const WeightPlan& plan, const RankWeights& weights,
                          const RankPlace& place, const PredictOptions& options) {
   RankProfile r;
-  const EncoderProfile encoder = profile_encoder(model, flags, config, place);
+  // What cudaMemGetInfo reports while the encoder runs: the device less the weights, the context
+  // and other processes.
+  const EncoderDevice device{gpu.total_bytes, gpu.total_bytes - weights.resident - budget.baseline - budget.other_processes};
+  const EncoderProfile encoder = profile_encoder(model, flags, config, place, device);
   profile_activation(model, flags, config, plan, place, encoder, r);
   profile_non_torch(gpu, config, r);
   profile_cuda_graphs(model, gpu, config, plan, place, r);

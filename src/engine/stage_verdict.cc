@@ -83,6 +83,8 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   const RankProfile& rank = r.profile.ranks[r.layout.binding];
   u.encoder_pass_estimate = rank.encoder_pass_estimate;
   u.encoder_pass_modelled = rank.encoder_pass_modelled;
+  u.encoder_other_reading = rank.encoder_other_reading;
+  u.encoder_other_reading_why = rank.encoder_other_reading_why;
   if (model.quantization) {
     // 0 unless the method was guessed or part of its ignore list is unknown.
     u.guessed_quantization_extra = guessed_quantization_extra_bytes(model, r.weights.plan);

@@ -95,6 +95,11 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     if (dynamic_resolution_vision) above += 0.5 * static_cast<double>(model.encoder_pass_estimate);
     else spread += 0.5 * static_cast<double>(model.encoder_pass_estimate);
   }
+  if (model.encoder_other_reading > 0) {
+    // The encoder can only take more in the other reading (Gemma 4's position one-hot).
+    u.reasons.push_back(model.encoder_other_reading_why);
+    below += static_cast<double>(model.encoder_other_reading);
+  }
   if (model.guessed_quantization_extra > 0) {
     const std::string what = model.unknown_ignore_entries > 0
                                  ? std::to_string(model.unknown_ignore_entries) + " entries of the " + model.guessed_method +

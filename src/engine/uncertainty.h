@@ -40,6 +40,8 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 struct ModelUncertainty {
   Bytes encoder_pass_estimate = 0;    // the modelled encoder peak (encoder_profile.h), when it sets the activation peak
   bool encoder_pass_modelled = false; // encoder_profile.cc sized vLLM's dummy batch for this tower
+  Bytes encoder_other_reading = 0;    // the encoder pass's other reading (EncoderProfile::other_reading)
+  std::string encoder_other_reading_why;
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)
   std::string guessed_method;           // the guessed method, for the reason
   // The method was read but part of its ignore list is not known (QuantizationConfig::

@@ -98,6 +98,9 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   HR_TRY(pin, vc->get_int("projector_input_dim"));
   HR_TRY(pout, vc->get_int("projector_output_dim"));
   HR_TRY(shuffle, get_number_in(*vc, "pixel_shuffle_ratio", 0.0, 1.0));
+  HR_TRY(pooling, vc->get_int("pooling_kernel_size"));                 // Gemma 4
+  HR_TRY(soft, vc->first_int({"default_output_length", "vision_soft_tokens_per_image"}));  // Gemma 4
+  HR_TRY(top_soft, top.get_int("vision_soft_tokens_per_image"));       // Gemma 4, beside vision_config
   if (type) v.model_type = *type;
   if (depth) v.depth = static_cast<int>(depth->second);
   if (heads) v.num_heads = static_cast<int>(heads->second);
@@ -113,6 +116,9 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   if (pin) v.projector_input_dim = static_cast<int>(*pin);
   if (pout) v.projector_output_dim = static_cast<int>(*pout);
   if (shuffle) v.pixel_shuffle_ratio = *shuffle;
+  if (pooling) v.pooling_kernel_size = static_cast<int>(*pooling);
+  if (soft) v.soft_tokens_per_image = static_cast<int>(soft->second);
+  else if (top_soft) v.soft_tokens_per_image = static_cast<int>(*top_soft);
   if (embed) {
     // Qwen2-VL: embed_dim is the tower width, hidden_size its output, MLP = embed_dim × mlp_ratio.
     v.hidden_size = static_cast<int>(*embed);
@@ -191,7 +197,9 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
                                {"vision_config.temporal_patch_size", v.temporal_patch_size},
                                {"vision_config.spatial_merge_size", v.spatial_merge_size},
                                {"vision_config.deepstack_visual_indexes", v.deepstack_layers},
-                               {"vision_config.num_position_embeddings", v.num_position_embeddings}})
+                               {"vision_config.num_position_embeddings", v.num_position_embeddings},
+                               {"vision_config.pooling_kernel_size", v.pooling_kernel_size},
+                               {"vision_config.default_output_length", v.soft_tokens_per_image}})
       fields.push_back({name, value, k_count});
     if (!(v.pixel_shuffle_ratio >= 0 && v.pixel_shuffle_ratio <= 1))
       return make_error(ErrorCode::parse_error,

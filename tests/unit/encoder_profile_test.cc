@@ -22,7 +22,7 @@ ResolvedSettings settings(int max_num_batched_tokens, int max_num_seqs = 256, st
 // budget of 16384 tokens, and profiled with 1 image items of the maximum feature size." (the
 // 3584 x 3584 image of max_pixels 12845056: 65536 patches of 14 x 14, merged 2 x 2).
 TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {
-  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(8192), {0, 11, 0}, 2.0);
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "image");
   EXPECT_EQ(p.item.tokens, 16384);
   EXPECT_EQ(p.item.patches, 65536);
@@ -39,7 +39,7 @@ TEST(EncoderProfile, Qwen3VlCachesItsDeepstackFeaturesToo) {
   const ModelSpec m = model("Qwen/Qwen3-VL-30B-A3B-Instruct");
   ASSERT_TRUE(m.vision);
   ASSERT_EQ(m.vision->deepstack_layers, 3);
-  auto p = engine::encoder_profile(m, {}, settings(8192), {0, 13, 0}, 2.0);
+  auto p = engine::encoder_profile(m, {}, settings(8192), {0, 13, 0}, 2.0, {});
   EXPECT_EQ(p.items, 1);
   EXPECT_EQ(p.item.tokens, 16384);
   EXPECT_EQ(p.cached_outputs, Bytes{16384} * 2048 * 4 * 2);
@@ -55,26 +55,26 @@ TEST(EncoderProfile, Qwen3VlCachesItsDeepstackFeaturesToo) {
 TEST(EncoderProfile, Qwen3VlBeforeV013ProfilesTheVideoAndPadsItsOutput) {
   const ModelSpec m = model("Qwen/Qwen3-VL-30B-A3B-Instruct");
   const Bytes row = Bytes{2048} * 4 * 2;  // out_hidden_size × (1 + 3 deepstack levels), bf16
-  auto v011 = engine::encoder_profile(m, {}, settings(8192, 256, 65536), {0, 11, 0}, 2.0);
+  auto v011 = engine::encoder_profile(m, {}, settings(8192, 256, 65536), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(v011.item.modality, "video");
   EXPECT_EQ(v011.encoder_budget, 153600);
   EXPECT_EQ(v011.items, 1);
   EXPECT_EQ(v011.item.tokens, 12288);
   EXPECT_EQ(v011.item.patches, 12288 * 4);
   EXPECT_EQ(v011.cached_outputs, (153600 + 12288) * row);
-  auto v012 = engine::encoder_profile(m, {}, settings(2048, 256, 65536), {0, 12, 0}, 2.0);
+  auto v012 = engine::encoder_profile(m, {}, settings(2048, 256, 65536), {0, 12, 0}, 2.0, {});
   EXPECT_EQ(v012.encoder_budget, 153600);
   EXPECT_EQ(v012.cached_outputs, (153600 + 12288) * row);
-  auto v013 = engine::encoder_profile(m, {}, settings(8192, 256, 65536), {0, 13, 0}, 2.0);
+  auto v013 = engine::encoder_profile(m, {}, settings(8192, 256, 65536), {0, 13, 0}, 2.0, {});
   EXPECT_EQ(v013.item.modality, "image");
   EXPECT_EQ(v013.encoder_budget, 16384);
   EXPECT_EQ(v013.cached_outputs, 16384 * row);
   // Video off: the image again, as vLLM picks among the modalities left.
   VllmFlags images_only;
   images_only.limit_mm_per_prompt = {{"video", 0}};
-  EXPECT_EQ(engine::encoder_profile(m, images_only, settings(8192, 256, 65536), {0, 11, 0}, 2.0).item.modality, "image");
+  EXPECT_EQ(engine::encoder_profile(m, images_only, settings(8192, 256, 65536), {0, 11, 0}, 2.0, {}).item.modality, "image");
   // Below max_model_len 16,200 vLLM's frame search stops at 2 frames of 3520 × 3520 pixels.
-  auto short_context = engine::encoder_profile(m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0);
+  auto short_context = engine::encoder_profile(m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(short_context.item.tokens, 12100);
   EXPECT_EQ(short_context.encoder_budget, 151250);
 }
@@ -85,10 +85,10 @@ TEST(EncoderProfile, Qwen3VlBeforeV013ProfilesTheVideoAndPadsItsOutput) {
 TEST(EncoderProfile, V011PadsEveryItemToTheBudget) {
   const ModelSpec m = model("google/gemma-3-12b-it");
   const Bytes row = Bytes{m.hidden_size} * 2;
-  auto v011 = engine::encoder_profile(m, {}, settings(8192), {0, 11, 2}, 2.0);
+  auto v011 = engine::encoder_profile(m, {}, settings(8192), {0, 11, 2}, 2.0, {});
   EXPECT_EQ(v011.items, 32);
   EXPECT_EQ(v011.cached_outputs, 32 * (8192 + 256) * row);
-  auto v012 = engine::encoder_profile(m, {}, settings(8192), {0, 12, 0}, 2.0);
+  auto v012 = engine::encoder_profile(m, {}, settings(8192), {0, 12, 0}, 2.0, {});
   EXPECT_EQ(v012.cached_outputs, 32 * 256 * row);
 }
 
@@ -96,7 +96,7 @@ TEST(EncoderProfile, V011PadsEveryItemToTheBudget) {
 // tall, cut into 16 tiles and a global one; each tile is 24 × 24 patches and a class token in the
 // encoder and 144 tokens (576 / (1 / 0.5²)) in the language model.
 TEST(EncoderProfile, Llama4ProfilesSeventeenTiles) {
-  auto p = engine::encoder_profile(model("meta-llama/Llama-4-Scout-17B-16E-Instruct"), {}, settings(8192), {0, 19, 0}, 2.0);
+  auto p = engine::encoder_profile(model("meta-llama/Llama-4-Scout-17B-16E-Instruct"), {}, settings(8192), {0, 19, 0}, 2.0, {});
   EXPECT_EQ(p.item.tokens, 17 * 144);
   EXPECT_EQ(p.item.patches, 17 * 577);
   EXPECT_EQ(p.items, 8192 / (17 * 144));
@@ -106,7 +106,7 @@ TEST(EncoderProfile, Llama4ProfilesSeventeenTiles) {
 // in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
 // merged to 33 × 33 tokens.
 TEST(EncoderProfile, KimiVlScalesItsDummyImageUnderTheTokenLimit) {
-  auto p = engine::encoder_profile(model("moonshotai/Kimi-VL-A3B-Instruct"), {}, settings(8192), {0, 19, 0}, 2.0);
+  auto p = engine::encoder_profile(model("moonshotai/Kimi-VL-A3B-Instruct"), {}, settings(8192), {0, 19, 0}, 2.0, {});
   EXPECT_EQ(p.item.tokens, 33 * 33);
   EXPECT_EQ(p.item.patches, 66 * 66);
   EXPECT_EQ(p.items, 8192 / (33 * 33));
@@ -122,21 +122,21 @@ TEST(EncoderProfile, LimitMmPerPromptSizesTheDummyImage) {
   f.limit_mm_per_prompt = {{"image", 1}};
   f.mm_dummy_sizes["image"] = {1024, 1024, 0};
   const ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
-  auto p = engine::encoder_profile(m, f, settings(8192), {0, 19, 0}, 2.0);
+  auto p = engine::encoder_profile(m, f, settings(8192), {0, 19, 0}, 2.0, {});
   EXPECT_EQ(p.item.patches, 74 * 74);
   EXPECT_EQ(p.item.tokens, 1369);
   EXPECT_EQ(p.encoder_budget, 16384);
   EXPECT_EQ(p.items, 1);
   EXPECT_EQ(p.cached_outputs, Bytes{1369} * m.hidden_size * 2);
-  auto v011 = engine::encoder_profile(m, f, settings(8192), {0, 11, 0}, 2.0);
+  auto v011 = engine::encoder_profile(m, f, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(v011.cached_outputs, Bytes{16384 + 1369} * m.hidden_size * 2);
-  auto v010 = engine::encoder_profile(m, f, settings(8192), {0, 10, 1}, 2.0);
+  auto v010 = engine::encoder_profile(m, f, settings(8192), {0, 10, 1}, 2.0, {});
   EXPECT_EQ(v010.item.tokens, 16384);  // before v0.11 the sizes are not read
 }
 
 // compute_mm_encoder_budget: a larger max_num_batched_tokens fits more items per batch.
 TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
-  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536), {0, 11, 0}, 2.0);
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.encoder_budget, 65536);
   EXPECT_EQ(p.items, 4);
 }
@@ -146,7 +146,7 @@ TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
 TEST(EncoderProfile, ProcessorKwargsShrinkTheLargestImage) {
   VllmFlags f;
   f.mm_processor_kwargs = R"({"max_pixels": 1003520})";
-  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0);
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.tokens, 35 * 35);
   EXPECT_EQ(p.items, 8192 / (35 * 35));
 }
@@ -157,7 +157,7 @@ TEST(EncoderProfile, EveryModalityAtZeroSkipsThePass) {
   VllmFlags f;
   f.limit_mm_per_prompt = {{"image", 0}, {"video", 0}};
   const ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
-  auto p = engine::encoder_profile(m, f, settings(8192), {0, 11, 0}, 2.0);
+  auto p = engine::encoder_profile(m, f, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.items, 0);
   EXPECT_EQ(p.encoder_peak, 0);
   EXPECT_TRUE(engine::skips_tower_weights(m, f, {0, 10, 1}));
@@ -170,15 +170,15 @@ TEST(EncoderProfile, EveryModalityAtZeroSkipsThePass) {
 TEST(EncoderProfile, SkipMmProfilingAndTextModelsHaveNoPass) {
   VllmFlags f;
   f.skip_mm_profiling = true;
-  EXPECT_EQ(engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0).items, 0);
-  EXPECT_EQ(engine::encoder_profile(model("Qwen/Qwen3-8B"), {}, settings(8192), {0, 11, 0}, 2.0).skipped_because,
+  EXPECT_EQ(engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0, {}).items, 0);
+  EXPECT_EQ(engine::encoder_profile(model("Qwen/Qwen3-8B"), {}, settings(8192), {0, 11, 0}, 2.0, {}).skipped_because,
             "no vision tower");
 }
 
 // Gemma 3's SigLIP tower takes 896 x 896 images (64 x 64 patches of 14) and hands 256 pooled
 // tokens on (gemma3_mm.py): 8192 // 256 = 32 items fill the budget.
 TEST(EncoderProfile, FixedSizeTowerBatchesByItsTokens) {
-  auto p = engine::encoder_profile(model("google/gemma-3-12b-it"), {}, settings(8192), {0, 11, 0}, 2.0);
+  auto p = engine::encoder_profile(model("google/gemma-3-12b-it"), {}, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.patches, 4096);
   EXPECT_EQ(p.item.tokens, 256);
   EXPECT_EQ(p.items, 32);
@@ -202,7 +202,7 @@ TEST(EncoderProfile, PredictChargesThePassAndItsRangeHoldsTheLoggedKv) {
   f.gpu_memory_utilization = 0.95;
   const VllmVersion v{0, 10, 0};
   Prediction p = test_support::run(m, test_support::gpus("L4"), f, v);
-  auto pass = engine::encoder_profile(m, f, p.settings, v, 2.0);
+  auto pass = engine::encoder_profile(m, f, p.settings, v, 2.0, {});
   ASSERT_GT(pass.items, 0);
   EXPECT_GE(p.memory.activation_peak, pass.encoder_peak);
   ASSERT_TRUE(p.uncertainty.has_value());
@@ -242,6 +242,47 @@ TEST(EncoderProfile, ReservedKvCacheHasNoRange) {
   f.kv_cache_memory_bytes = from_gib(4.0);
   Prediction p = test_support::run(m, test_support::gpus("L4"), f, VllmVersion{0, 10, 0});
   EXPECT_FALSE(p.uncertainty.has_value());
+}
+
+// Gemma 4 (gemma4_mm.py): get_mm_max_tokens_per_item budgets a video at 32 frames x (70 + 2 + 6)
+// = 2496 tokens and an image at default_output_length (280), so vLLM profiles
+// floor(8192 / 2496) = 3 videos. Each frame is a 224 x 224 dummy resized to 8 x 8 pooled cells
+// (64 embeddings) and padded to 70 x 3 x 3 = 630 patches; an image to 16 x 16 (256) and 2520.
+TEST(EncoderProfile, Gemma4ProfilesVideoUnlessVideoIsOff) {
+  ModelSpec m = model("nvidia/Gemma-4-31B-IT-NVFP4");
+  auto p = engine::encoder_profile(m, {}, settings(8192), {0, 20, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "video");
+  EXPECT_EQ(p.items, 3);
+  EXPECT_EQ(p.encoder_budget, 8192);
+  EXPECT_EQ(p.item.tokens, 32 * 64);
+  EXPECT_EQ(p.item.budget_tokens, 2496);
+  EXPECT_EQ(p.item.attention_span, 630);
+  EXPECT_EQ(p.units_per_forward, 1);  // before v0.22 the model encodes one frame per call
+  VllmFlags no_video;
+  no_video.limit_mm_per_prompt["video"] = 0;
+  auto images = engine::encoder_profile(m, no_video, settings(8192), {0, 20, 0}, 2.0, {});
+  EXPECT_EQ(images.item.modality, "image");
+  EXPECT_EQ(images.items, 8192 / 280);
+  EXPECT_EQ(images.item.tokens, 256);
+  EXPECT_EQ(images.item.attention_span, 2520);
+  VllmFlags off = no_video;
+  off.limit_mm_per_prompt["image"] = 0;
+  EXPECT_EQ(engine::encoder_profile(m, off, settings(8192), {0, 20, 0}, 2.0, {}).items, 0);
+}
+
+// From v0.22 gemma4_mm.py encodes in chunks: _encoder_chunk's budget min(free / 2, total / 10)
+// over 630 x 4 x 10240 x 8 = 206,438,400 bytes per frame. On 80 GiB with 40 GiB free: 8 GiB / that
+// = 41 frames of the batch's 96. transformers' one-hot of those positions is the other reading.
+TEST(EncoderProfile, Gemma4ChunksFramesFromV022) {
+  ModelSpec m = model("nvidia/Gemma-4-31B-IT-NVFP4");
+  const engine::EncoderDevice device{from_gib(80.0), from_gib(40.0)};
+  auto p = engine::encoder_profile(m, {}, settings(8192), {0, 22, 0}, 2.0, device);
+  EXPECT_EQ(p.units_per_forward, 41);
+  // int64 x and y one-hots over 10240 rows and their bf16 cast, per patch.
+  EXPECT_EQ(p.other_reading, static_cast<Bytes>(41) * 630 * 2 * 10240 * (8 + 2));
+  const engine::EncoderDevice small{from_gib(24.0), from_gib(4.0)};  // free / 2 = 2 GiB < total / 10
+  EXPECT_EQ(engine::encoder_profile(m, {}, settings(8192), {0, 22, 0}, 2.0, small).units_per_forward,
+            static_cast<std::int64_t>(from_gib(2.0) / 206'438'400));
 }
 
 }  // namespace
