@@ -29,12 +29,15 @@ struct NonTorchEra {
 
 // Non-torch memory increase (N), single GPU, medians by era: before v0.18 0.13 (n=13), v0.18
 // onward 0.25 (n=32). All-reduce buffers at TP > 1 on NVSwitch boards, above the single-GPU
-// value (median of the TP rows minus it, after taking out the NVLS buffers that
-// nvls_buffer_bytes derives for TP > 2): 0.42 before v0.18 (n=2), 1.82 from v0.18
-// (n=2); an era without TP rows takes the other era's value.
+// value: the median of the 4 H100 TP rows (two of about v0.13-0.15 at TP 2, two of v0.19 at TP 2
+// and 4) minus it, after taking out the NVLS buffers that nvls_buffer_bytes derives for TP > 2 and
+// the fusion workspace of allreduce_fusion_workspace_bytes (1.5 GiB on the v0.19 rows): 0.42, 0.41,
+// 0.34 and 0.30, median 0.38. Before the fusion workspace was known the two eras' values were 0.42
+// and 1.82.
+inline constexpr double k_nvswitch_all_reduce_spread_gib = 0.12;  // those 4 residuals' range
 inline const NonTorchEra& non_torch_era(const VllmVersion& v) {
-  static const NonTorchEra k_before_v018{0.13, 0.42};
-  static const NonTorchEra k_from_v018{0.25, 1.82};
+  static const NonTorchEra k_before_v018{0.13, 0.38};
+  static const NonTorchEra k_from_v018{0.25, 0.38};
   return v >= VllmVersion{0, 18} ? k_from_v018 : k_before_v018;
 }
 

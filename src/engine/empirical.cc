@@ -1,6 +1,7 @@
 #include "engine/empirical.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "engine/calibration_constants.h"
@@ -98,6 +99,39 @@ Bytes nvls_buffer_bytes(const VllmVersion& version, int tp, const GpuSpec& gpu) 
   if (gpu.capability() >= 100) channels = version < VllmVersion{0, 10, 2} ? 32 : 24;
   constexpr Bytes k_buff = Bytes{128} * 1024 * 8;
   return static_cast<Bytes>(channels) * 2 * k_buff * tp;
+}
+
+// vllm/config/vllm.py enable_allreduce_rms_fusion turns the pass on at -O2 (the default; not in
+// eager mode) for TP > 1 on capability 9.0 and the 10.x family when FlashInfer is installed (#34299,
+// February 2026, with the unified workspace API of #33985/#34109: taken as first in v0.17; #34392
+// left data parallelism out). allreduce_rms_fusion.py sizes max_token_num = min(max_size /
+// (hidden x dtype), max_num_batched_tokens), max_size from FI_ALLREDUCE_FUSION_MAX_SIZE_MB (per
+// capability and TP size; none for other TP sizes). FlashInfer 0.6.x's TRTLLMAllReduceFusionWorkspace
+// allocates three SymmDeviceMemory buffers (data tp x M x H, flags tp x 256 x 4 bytes, Lamport
+// 3 x tp x M x H), each rounded to 2 MiB plus 2048 bytes and then to the multicast granularity,
+// 512 MiB on NVSwitch Hopper boards (taken as the same on Blackwell): 1.5 GiB on every Hopper
+// TP size. Without multicast (no NVSwitch) FlashInfer refuses and vLLM turns the fusion off.
+Bytes allreduce_fusion_workspace_bytes(const VllmVersion& version, const ResolvedSettings& s, const GpuSpec& gpu,
+                                       int hidden_size, double dtype_bytes) {
+  const int tp = s.tensor_parallel_size, cap = gpu.capability();
+  if (version < VllmVersion{0, 17} || s.enforce_eager || s.data_parallel_size > 1 || gpu.vendor == "AMD" ||
+      interconnect_of(gpu) != Interconnect::nvswitch || hidden_size <= 0 || (tp != 2 && tp != 4 && tp != 8))
+    return 0;
+  double max_mib = 0;
+  const int i = tp == 2 ? 0 : tp == 4 ? 1 : 2;
+  if (cap == 90) max_mib = std::array<double, 3>{64, 2, 0.5}[i];
+  else if (cap == 103) max_mib = std::array<double, 3>{64, 64, 2}[i];
+  else if (cap / 10 == 10) max_mib = std::array<double, 3>{64, 32, 1}[i];
+  else return 0;
+  const double row = static_cast<double>(hidden_size) * dtype_bytes;
+  const double m = std::min(std::floor(max_mib * 1024 * 1024 / row), static_cast<double>(s.max_num_batched_tokens));
+  const double data = tp * m * row, flags = tp * 256.0 * 4.0;
+  const double lamport = std::min(3.0 * tp * m * row * (dtype_bytes >= 4 ? 2.0 : 1.0), 2'145'386'496.0);
+  auto round_up_to = [](double bytes, double unit) { return std::ceil(bytes / unit) * unit; };
+  constexpr double k_page = 2.0 * 1024 * 1024, k_multicast = 512.0 * 1024 * 1024;
+  double total = 0;
+  for (double buffer : {data, flags, lamport}) total += round_up_to(round_up_to(buffer, k_page) + 2048, k_multicast);
+  return static_cast<Bytes>(total);
 }
 
 Bytes estimate_non_torch(const VllmVersion& version, int tp, int pp, const GpuSpec& gpu) {

@@ -12,6 +12,7 @@
 #include "headroom/gpu.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
+#include "headroom/vllm_engine.h"
 #include "headroom/vllm_version.h"
 
 namespace headroom::engine {
@@ -65,6 +66,13 @@ Interconnect interconnect_of(const GpuSpec& gpu);
 // (by era), plus the communication buffers of the TP group (by interconnect and era) or of the
 // pipeline's send/receive.
 Bytes estimate_non_torch(const VllmVersion& version, int tensor_parallel_size, int pipeline_parallel_size, const GpuSpec& gpu);
+
+// FlashInfer's workspace for the all-reduce + RMSNorm fusion that vLLM compiles in at TP 2, 4 and
+// 8 on NVSwitch Hopper and Blackwell boards from v0.17 (part of N). Zero where the fusion does
+// not run: eager mode, data parallelism, another interconnect or GPU, or an older vLLM.
+// Derivation in empirical.cc.
+Bytes allreduce_fusion_workspace_bytes(const VllmVersion& version, const ResolvedSettings& settings, const GpuSpec& gpu,
+                                       int hidden_size, double dtype_bytes);
 
 // NCCL's NVLink SHARP buffers at TP > 2 on NVSwitch boards, allocated at the first NVLS collective
 // of the profile run (NCCL >= 2.22 connects algorithms at run time), so part of N. Zero where NCCL

@@ -80,9 +80,10 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
 }
 
 // Kernel images and communication buffers: the non-torch increase since the init snapshot.
-void profile_non_torch(const GpuSpec& gpu, const ResolvedConfig& config, RankProfile& r) {
+void profile_non_torch(const ModelSpec& model, const GpuSpec& gpu, const ResolvedConfig& config, RankProfile& r) {
   const ResolvedSettings& s = config.settings;
-  r.non_torch = estimate_non_torch(config.version, s.tensor_parallel_size, s.pipeline_parallel_size, gpu);
+  r.non_torch = estimate_non_torch(config.version, s.tensor_parallel_size, s.pipeline_parallel_size, gpu) +
+                allreduce_fusion_workspace_bytes(config.version, s, gpu, model.hidden_size, config.model_dtype_bytes);
 }
 
 // CUDA graphs: what the full capture after the KV allocation takes, and what the profile's own
@@ -135,7 +136,7 @@ RankProfile profile_rank(const ModelSpec& model, const GpuSpec& gpu, const VllmF
   const EncoderDevice device{gpu.total_bytes, gpu.total_bytes - weights.resident - budget.baseline - budget.other_processes};
   const EncoderProfile encoder = profile_encoder(model, flags, config, place, device);
   profile_activation(model, flags, config, plan, place, encoder, r);
-  profile_non_torch(gpu, config, r);
+  profile_non_torch(model, gpu, config, r);
   profile_cuda_graphs(model, gpu, config, plan, place, r);
   if (options.measured) apply_measured(*options.measured, config.settings, r);
   r.kv_available = available_kv_memory(config, budget, weights.resident, r);

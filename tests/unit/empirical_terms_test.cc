@@ -152,5 +152,35 @@ TEST(EmpiricalTerms, ChargedGraphMemoryIsVllmsEstimateNotTheCapture) {
   EXPECT_NEAR(to_gib(capture.memory.kv_cache - est.memory.kv_cache), to_gib(est.memory.cuda_graph), 0.01);
 }
 
+
+// FlashInfer's all-reduce + RMSNorm fusion workspace (empirical.cc): three SymmDeviceMemory buffers,
+// each rounded up to the 512 MiB multicast granularity. On sm90 TP 2 with hidden 8192 in bf16 the
+// 64 MiB max size gives M = 4096 rows: data 128 MiB, Lamport 384 MiB, flags 2 KiB: 3 x 512 MiB. On
+// sm103 TP 4 (64 MiB) data is 256 MiB and Lamport 768 MiB: 512 + 512 + 1024 MiB. Nothing where the
+// pass does not run: eager, data parallelism, no NVSwitch, or before v0.17.
+TEST(EmpiricalTerms, AllReduceFusionWorkspaceFollowsFlashInfersRounding) {
+  ResolvedSettings s;
+  s.tensor_parallel_size = 2;
+  s.max_num_batched_tokens = 8192;
+  const GpuSpec h100 = gpus("H100").gpu, b300 = gpus("B300").gpu, a100 = gpus("A100 80GB").gpu;
+  const VllmVersion v19{0, 19, 0};
+  const Bytes mib = 1024 * 1024;
+  EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(v19, s, h100, 8192, 2.0), 3 * 512 * mib);
+  EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(v19, s, a100, 8192, 2.0), 0);
+  EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(VllmVersion{0, 16, 0}, s, h100, 8192, 2.0), 0);
+  ResolvedSettings eager = s;
+  eager.enforce_eager = true;
+  EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(v19, eager, h100, 8192, 2.0), 0);
+  ResolvedSettings dp = s;
+  dp.data_parallel_size = 2;
+  EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(v19, dp, h100, 8192, 2.0), 0);
+  ResolvedSettings tp4 = s;
+  tp4.tensor_parallel_size = 4;
+  EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(v19, tp4, b300, 8192, 2.0), 2048 * mib);
+  ResolvedSettings tp3 = s;
+  tp3.tensor_parallel_size = 3;
+  EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(v19, tp3, h100, 8192, 2.0), 0);
+}
+
 }  // namespace
 }  // namespace headroom

@@ -65,24 +65,30 @@ TEST(KvUncertainty, ModelledEncoderPassNarrowsTheVisionAllowance) {
 TEST(KvUncertainty, TensorParallelAcrossNodesWidensOnlyTheLowSide) {
   auto u = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 2, terms(40), 100000, false, false, 0, true);
   ASSERT_TRUE(u.has_value());
-  EXPECT_NEAR(to_gib(u->kv_cache_high), 40 + 1.40 + k_base, 1e-6);
-  EXPECT_NEAR(to_gib(u->kv_cache_low), 38.9 - 1.40 - k_base, 1e-6);
+  EXPECT_NEAR(to_gib(u->kv_cache_high), 40 + 0.12 + k_base, 1e-6);
+  EXPECT_NEAR(to_gib(u->kv_cache_low), 38.9 - 0.12 - k_base, 1e-6);
   ASSERT_EQ(u->reasons.size(), 2u);
   EXPECT_NE(u->reasons[1].find("spans nodes"), std::string::npos);
 }
 
-// Tensor parallelism over NVSwitch: the all-reduce buffers are fitted per era on two runs each,
-// 0.42 GiB before v0.18 and 1.82 GiB from it (calibration_constants.h); the range allows their
-// difference, 1.40 GiB, either side, in both eras.
-TEST(KvUncertainty, NvswitchAllReduceAllowsTheErasDifference) {
-  for (VllmVersion v : {VllmVersion{0, 10, 0}, VllmVersion{0, 19, 0}}) {
-    auto u = engine::kv_uncertainty(h100(), v, 8, terms(40), 100000, false);
-    ASSERT_TRUE(u.has_value());
-    EXPECT_NEAR(to_gib(u->kv_cache_high), 41.40 + k_base, 1e-6);
-    EXPECT_NEAR(to_gib(u->kv_cache_low), 38.60 - k_base, 1e-6);
-    ASSERT_EQ(u->reasons.size(), 1u);
-    EXPECT_NE(u->reasons[0].find("NVSwitch"), std::string::npos);
-  }
+// Tensor parallelism over NVSwitch: with NCCL's NVLS buffers and FlashInfer's fusion workspace
+// derived, what the group adds is the median of 4 runs that span 0.12 GiB (calibration_constants.h),
+// allowed either side. Before v0.17 at TP > 2 the two TP 8 runs left 1.2 GiB unexplained (low side
+// only); on v0.16 the fusion's 1.5 GiB workspace may already be there (low side only).
+TEST(KvUncertainty, NvswitchAllReduceAllowsItsFittedSpread) {
+  auto v19 = engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 8, terms(40), 100000, false);
+  ASSERT_TRUE(v19.has_value());
+  EXPECT_NEAR(to_gib(v19->kv_cache_high), 40.12 + k_base, 1e-6);
+  EXPECT_NEAR(to_gib(v19->kv_cache_low), 39.88 - k_base, 1e-6);
+  ASSERT_EQ(v19->reasons.size(), 1u);
+  EXPECT_NE(v19->reasons[0].find("NVSwitch"), std::string::npos);
+  auto v10 = engine::kv_uncertainty(h100(), VllmVersion{0, 10, 0}, 8, terms(40), 100000, false);
+  ASSERT_TRUE(v10.has_value());
+  EXPECT_NEAR(to_gib(v10->kv_cache_high), 40.12 + k_base, 1e-6);
+  EXPECT_NEAR(to_gib(v10->kv_cache_low), 40 - 0.12 - 1.2 - k_base, 1e-6);
+  auto v16 = engine::kv_uncertainty(h100(), VllmVersion{0, 16, 0}, 2, terms(40), 100000, false);
+  ASSERT_TRUE(v16.has_value());
+  EXPECT_NEAR(to_gib(v16->kv_cache_low), 40 - 0.12 - 1.5 - k_base, 1e-6);
   EXPECT_FALSE(engine::kv_uncertainty(h100(), VllmVersion{0, 19, 0}, 1, terms(40), 100000, false).has_value());
 }
 
