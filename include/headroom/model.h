@@ -206,6 +206,9 @@ struct ModelSpec {
   // Gemma 4 / 3n per-layer inputs (PLE): an embedding table of vocab_size_per_layer_input rows ×
   // (layers × hidden_size_per_layer_input) beside the token embedding; 0 when the model has none.
   int hidden_size_per_layer_input = 0;
+  // text_config.use_bidirectional_attention == "vision" (Gemma 4 31B and 26B-A4B): vLLM treats the
+  // model as a multimodal prefix-LM and never splits an image or video over two batches.
+  bool mm_prefix_lm = false;
   std::int64_t vocab_size_per_layer_input = 0;
   bool double_wide_mlp = false;              // Gemma 4 use_double_wide_mlp: KV-shared layers' MLPs are 2 × intermediate
   std::optional<MoeConfig> moe;

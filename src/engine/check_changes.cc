@@ -2,6 +2,7 @@
 #include "headroom/check_changes.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <optional>
 
@@ -63,6 +64,9 @@ class Search {
       utilization_down();
     } else if (c == "startup_free_memory_insufficient") {
       utilization_down();
+    } else if (c == "mm_item_exceeds_batched_tokens") {
+      batched_tokens_for_one_item();
+      no_video();
     } else if (c == "mamba_cache_blocks_insufficient") {
       fewer_seqs();
       utilization_up();
@@ -365,6 +369,34 @@ class Search {
     f.dtype = "half";
     if (auto p = starts(f))
       keep({{{"--dtype", "half"}}, {}, 0, "float16, which GPUs before compute capability 8.0 support", {}}, std::move(*p));
+  }
+
+  // The item's tokens, read back from vLLM's message: the smallest max_num_batched_tokens it takes.
+  void batched_tokens_for_one_item() {
+    const std::string& m = m_failed.failure->message;
+    const auto open = m.find("max_tokens_per_mm_item (");
+    if (open == std::string::npos) return;
+    const auto start = open + std::string("max_tokens_per_mm_item (").size();
+    const auto close = m.find(')', start);
+    int tokens = 0;
+    if (close == std::string::npos || close - start > 9 ||
+        std::from_chars(m.data() + start, m.data() + close, tokens).ec != std::errc{} || tokens <= 0)
+      return;
+    VllmFlags f = m_flags;
+    f.max_num_batched_tokens = tokens;
+    if (auto p = starts(f))
+      keep({{{"--max-num-batched-tokens", std::to_string(*f.max_num_batched_tokens)}}, {}, 0,
+            "a batch that holds one whole video or image, which this prefix-LM model never splits", {}},
+           std::move(*p));
+  }
+
+  void no_video() {
+    VllmFlags f = m_flags;
+    f.limit_mm_per_prompt["video"] = 0;
+    if (auto p = starts(f))
+      keep({{{"--limit-mm-per-prompt", "{\"video\": 0}"}}, {}, 0,
+            "no video input: the largest item is then one image, which fits the batch", {}},
+           std::move(*p));
   }
 
   void block_size_16() {

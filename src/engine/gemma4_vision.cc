@@ -75,6 +75,20 @@ EncoderItem gemma4_profiled_item(const ModelSpec& m, const VllmFlags& flags, con
   return item;
 }
 
+bool gemma4_prefix_lm(const ModelSpec& model, const VllmVersion& version) {
+  return model.mm_prefix_lm && model.vision && model.architecture == "Gemma4ForConditionalGeneration" &&
+         !(version < VllmVersion{0, 20});
+}
+
+std::int64_t gemma4_prefix_lm_batched_tokens(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version) {
+  VllmFlags every_modality = flags;
+  every_modality.limit_mm_per_prompt.erase("video");
+  const EncoderItem video = gemma4_profiled_item(model, every_modality, version);
+  every_modality.limit_mm_per_prompt["video"] = 0;
+  const EncoderItem image = gemma4_profiled_item(model, every_modality, version);
+  return std::max(video.budget_tokens, image.budget_tokens);
+}
+
 // Before #43169 (merged 2026-05-21, after v0.21 shipped; taken as first in v0.22) the model
 // encoded one image or frame per call. From it, items are bucketed by patch count and encoded in
 // chunks that #43296's _encoder_chunk sizes: a budget of min(free / 2, total / 10) bytes over

@@ -16,6 +16,15 @@ namespace headroom::engine {
 // image, which the encoder runs as one sequence.
 EncoderItem gemma4_profiled_item(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version);
 
+// Gemma 4 as a multimodal prefix-LM (ModelSpec::mm_prefix_lm, from #40534: taken as first in
+// v0.20): vLLM forces --disable-chunked-mm-input, so one item must fit in max_num_batched_tokens.
+bool gemma4_prefix_lm(const ModelSpec& model, const VllmVersion& version);
+
+// What #43051 (v0.22) raises an unset max_num_batched_tokens to for a prefix-LM model: the largest
+// item's tokens over every modality the model supports (--limit-mm-per-prompt's counts are not
+// consulted there; its video num_frames is).
+std::int64_t gemma4_prefix_lm_batched_tokens(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version);
+
 // Frames or images the encoder runs in one forward on the dummy batch of `items` items: one
 // before v0.22 (a loop over them), else as many as gemma4_mm.py's chunk budget allows on a
 // device of `device_total` bytes with `device_free` free (0: unknown, taken as one).

@@ -86,6 +86,7 @@ struct RankProfile {
   Bytes kv_available = 0;        // "Available KV cache memory" (may be negative)
   Bytes encoder_pass_estimate = 0;  // the encoder pass's peak when it sets `activation` (an estimate)
   bool encoder_pass_modelled = false;  // the encoder's dummy batch was sized (encoder_profile.h)
+  Bytes fusion_workspace = 0;          // FlashInfer's all-reduce fusion workspace, part of non_torch
   Bytes encoder_other_reading = 0;     // what the encoder's other reading would add (EncoderProfile::other_reading)
   std::string encoder_other_reading_why;
   // vLLM runs no encoder pass at all: every modality limited to 0, --language-model-only or

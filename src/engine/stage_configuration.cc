@@ -3,6 +3,8 @@
 // config/scheduler.py, config/attention.py).
 #include <algorithm>
 
+#include "engine/encoder_profile.h"
+#include "engine/gemma4_vision.h"
 #include "engine/predict_stages.h"
 #include "headroom/engine_limits.h"
 #include "engine/vllm_defaults.h"
@@ -186,6 +188,23 @@ void resolve_dtypes(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags&
 
 // config/scheduler.py and config/cache.py defaults: length, utilization, chunked prefill, prefix
 // caching, batch limits; config/compilation.py: whether graphs are estimated before the KV cache.
+// #43051 (v0.22; arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args): an unset
+// max_num_batched_tokens is raised to a multimodal prefix-LM model's largest item, which must fit
+// in one batch; then capped at max_num_seqs x max_model_len as usual.
+void raise_batched_tokens_for_prefix_lm(const ModelSpec& model, const VllmFlags& flags, ResolvedConfig& c) {
+  ResolvedSettings& s = c.settings;
+  if (flags.max_num_batched_tokens || c.version < VllmVersion{0, 22} || !gemma4_prefix_lm(model, c.version) ||
+      text_only_mode(model, flags))
+    return;
+  const std::int64_t need = gemma4_prefix_lm_batched_tokens(model, flags, c.version);
+  if (need <= s.max_num_batched_tokens) return;
+  c.notes.push_back("vLLM raises max_num_batched_tokens from " + std::to_string(s.max_num_batched_tokens) + " to " +
+                    std::to_string(need) + " to fit one video of this prefix-LM model in a batch (its log: \"Raising "
+                    "max_num_batched_tokens ... for prefix-LM model\")");
+  s.max_num_batched_tokens = static_cast<int>(std::min<std::int64_t>(need, static_cast<std::int64_t>(s.max_num_seqs) * s.max_model_len));
+  if (!flags.max_num_seqs) s.max_num_seqs = std::min(s.max_num_seqs, s.max_num_batched_tokens);
+}
+
 void resolve_scheduler(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, ResolvedConfig& c) {
   ResolvedSettings& s = c.settings;
   const EraRules& era = c.era;
@@ -207,6 +226,7 @@ void resolve_scheduler(const ModelSpec& model, const GpuSpec& gpu, const VllmFla
   auto batch = resolve_batch_limits(c.version, gpu, flags, s.max_model_len, s.enable_chunked_prefill);
   s.max_num_seqs = batch.max_num_seqs;
   s.max_num_batched_tokens = batch.max_num_batched_tokens;
+  raise_batched_tokens_for_prefix_lm(model, flags, c);
   s.estimate_cuda_graphs =
       era.v1_engine && !s.enforce_eager && flags.estimate_cuda_graphs.value_or(era.graphs_estimated_by_default);
   if (era.graph_estimate_is_zero && s.estimate_cuda_graphs) {

@@ -82,8 +82,8 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
 // Kernel images and communication buffers: the non-torch increase since the init snapshot.
 void profile_non_torch(const ModelSpec& model, const GpuSpec& gpu, const ResolvedConfig& config, RankProfile& r) {
   const ResolvedSettings& s = config.settings;
-  r.non_torch = estimate_non_torch(config.version, s.tensor_parallel_size, s.pipeline_parallel_size, gpu) +
-                allreduce_fusion_workspace_bytes(config.version, s, gpu, model.hidden_size, config.model_dtype_bytes);
+  r.fusion_workspace = allreduce_fusion_workspace_bytes(config.version, s, gpu, model.hidden_size, config.model_dtype_bytes);
+  r.non_torch = estimate_non_torch(config.version, s.tensor_parallel_size, s.pipeline_parallel_size, gpu) + r.fusion_workspace;
 }
 
 // CUDA graphs: what the full capture after the KV allocation takes, and what the profile's own
@@ -111,7 +111,10 @@ void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProf
     r.encoder_other_reading = 0;
     r.sampler_other_path = 0;  // measured: whichever path the sampler took is in it
   }
-  if (mt.non_torch) r.non_torch = *mt.non_torch;
+  if (mt.non_torch) {
+    r.non_torch = *mt.non_torch;
+    r.fusion_workspace = 0;  // measured: whatever the run allocated is in it
+  }
   if (mt.cuda_graph) {
     r.graph = *mt.cuda_graph;
     if (s.estimate_cuda_graphs) r.graph_estimate = r.graph;

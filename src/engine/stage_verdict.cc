@@ -63,6 +63,11 @@ std::vector<std::string> report_notes(const GpuSetup& gpus, const StageResults& 
   // The encoder runs on the first pipeline stage only.
   if (!r.profile.ranks.empty() && !r.profile.ranks.front().encoder_note.empty())
     notes.push_back(r.profile.ranks.front().encoder_note);
+  if (w.fusion_workspace > 0)
+    notes.push_back("non-torch memory includes FlashInfer's all-reduce + RMSNorm fusion workspace (" + gib(w.fusion_workspace) +
+                    " per GPU: three multicast buffers rounded to 512 MiB), which vLLM compiles in at TP " +
+                    std::to_string(s.tensor_parallel_size) + " on NVSwitch boards; --enforce-eager, or --compilation-config "
+                    "'{\"pass_config\": {\"fuse_allreduce_rms\": false}}', leaves it out");
   if (s.estimate_cuda_graphs)
     notes.push_back("CUDA graph memory is estimated by vLLM's profile (" + gib(w.graph_estimate) +
                     ") and subtracted from the budget before the KV cache (v0.21+); the full capture after it takes about " +

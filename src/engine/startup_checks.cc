@@ -2,6 +2,9 @@
 // table in docs/startup-checks.md lists them with versions and tests.
 #include "engine/startup_checks.h"
 
+#include "engine/encoder_profile.h"
+#include "engine/gemma4_vision.h"
+
 #include <algorithm>
 #include <cctype>
 #include <vector>
@@ -197,6 +200,27 @@ int min_quantization_capability(const std::string& method_in, const VllmVersion&
   return 0;
 }
 
+namespace {
+
+// A multimodal prefix-LM model (Gemma 4 31B and 26B-A4B from v0.20): platforms/cuda.py forces
+// --disable-chunked-mm-input ("Forcing --disable_chunked_mm_input for models with multimodal-
+// bidirectional attention."), and compute_mm_encoder_budget (encoder_cache_manager.py, #16447),
+// reached from GPUModelRunner.__init__'s MultiModalBudget, refuses an item larger than
+// max_num_batched_tokens: before v0.22 the API server's 2048 default on GPUs under 70 GiB and A100s.
+std::optional<Failure> prefix_lm_item_failure(const StartupCheckInputs& in) {
+  if (!gemma4_prefix_lm(in.model, in.version) || text_only_mode(in.model, in.flags)) return std::nullopt;
+  const std::int64_t item = gemma4_profiled_item(in.model, in.flags, in.version).budget_tokens;
+  const std::int64_t batched = in.settings.max_num_batched_tokens;
+  if (item <= batched) return std::nullopt;
+  return Failure{"mm_item_exceeds_batched_tokens", "config",
+                 "ValueError: Chunked MM input disabled but max_tokens_per_mm_item (" + std::to_string(item) +
+                     ") is larger than max_num_batched_tokens (" + std::to_string(batched) +
+                     "). Please increase max_num_batched_tokens.",
+                 {}};
+}
+
+}  // namespace
+
 std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
   const auto& s = in.settings;
   const auto& model = in.model;
@@ -276,10 +300,11 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
   return std::nullopt;
 }
 
-std::optional<Failure> worker_init_failure(const StartupCheckInputs&, const std::optional<Failure>& dtype_failure) {
+std::optional<Failure> worker_init_failure(const StartupCheckInputs& in, const std::optional<Failure>& dtype_failure) {
   // platforms/cuda.py check_if_supports_dtype (V1 gpu_worker.py init_device; V0 worker.py
   // _check_if_gpu_supports_dtype): bf16 needs compute capability 8.0. Runs before the free-memory check.
-  return dtype_failure;
+  if (dtype_failure) return dtype_failure;
+  return prefix_lm_item_failure(in);
 }
 
 std::optional<Failure> model_construction_failure(const StartupCheckInputs& in) {

@@ -291,7 +291,9 @@ const std::vector<std::pair<std::vector<std::string>, std::string>>& unmodelled_
        "find less KV cache than predicted"},
       {{"--limit-mm-per-prompt", "--mm-processor-kwargs", "--mm-encoder-tp-mode"},
        "the vision encoder is predicted as with vLLM's default limits"},
-      {{"--compilation-config", "-O", "--cuda-graph-sizes"}, "CUDA graphs are predicted with vLLM's default capture sizes"},
+      {{"--compilation-config", "-O", "--cuda-graph-sizes"},
+       "CUDA graphs are predicted with vLLM's default capture sizes, and FlashInfer's all-reduce fusion (its workspace at "
+       "TP > 1 on NVSwitch boards) as at the default optimization level"},
       {{"--hf-overrides", "--rope-scaling", "--rope-theta"},
        "the model's config is read without these overrides (its length limit and shapes as published)"},
       {{"--kv-transfer-config", "--kv-offloading-size", "--kv-offloading-backend", "--kv-events-config"},

@@ -314,6 +314,12 @@ json to_config(const json& line) {
   json text = json::object();
   for (const char* k : k_text_keys)
     if (!is_null_or_missing(line, k)) text[k] = line[k];
+  // The Gemma 4 lines do not carry use_bidirectional_attention. The released configs without
+  // per-layer embeddings (31B, 26B-A4B) set it to "vision", which vLLM reads as a multimodal
+  // prefix-LM (Gemma4ModelArchConfigConvertor.is_mm_prefix_lm); E2B and E4B leave it unset.
+  if (line["architecture"].is_string() && line["architecture"].get<std::string>() == "Gemma4ForConditionalGeneration" &&
+      is_null_or_missing(line, "hidden_size_per_layer_input"))
+    text["use_bidirectional_attention"] = "vision";
 
   // A null num_key_value_heads means the config does not write it (MHA for Llama-2-style
   // models), unless a cross-check source states the count (Falcon: 1 for 7B, 8 for 40B).

@@ -49,6 +49,26 @@ Result<bool> read_layer_kinds_2026(const ConfigReader& t, ModelSpec& spec, std::
   return false;
 }
 
+// Gemma's text-config extras: per-layer embeddings, double-wide MLPs, and whether the model is a
+// multimodal prefix-LM (use_bidirectional_attention "vision", read by vLLM's Gemma 4 convertor).
+Result<void> read_gemma_text_extras(const ConfigReader& t, ModelSpec& spec) {
+  // Gemma 4 / 3n per-layer embeddings (gemma4.py / gemma3n.py: embed_tokens_per_layer,
+  // per_layer_model_projection, and per layer per_layer_input_gate / per_layer_projection), and
+  // Gemma 4's double-wide MLPs on the KV-shared layers (Gemma4DecoderLayer: intermediate_size × 2
+  // when use_double_wide_mlp and the layer is KV-shared).
+  HR_TRY(ple_hidden, t.get_int("hidden_size_per_layer_input"));
+  HR_TRY(ple_vocab, t.get_int("vocab_size_per_layer_input"));
+  if (ple_hidden && *ple_hidden > 0 && *ple_hidden <= 65536) {
+    spec.hidden_size_per_layer_input = static_cast<int>(*ple_hidden);
+    spec.vocab_size_per_layer_input = ple_vocab && *ple_vocab > 0 ? std::min<std::int64_t>(*ple_vocab, std::int64_t{1} << 24) : spec.vocab_size;
+  }
+  HR_TRY(bidirectional, t.get_string("use_bidirectional_attention"));
+  spec.mm_prefix_lm = bidirectional && *bidirectional == "vision";
+  HR_TRY(double_wide, t.get_bool("use_double_wide_mlp"));
+  spec.double_wide_mlp = double_wide.value_or(false) && spec.num_kv_shared_layers > 0;
+  return {};
+}
+
 Result<bool> read_attention_2026(const ConfigReader& t, ModelSpec& spec) {
   // Caches whose sizes headroom does not know yet: an error names them rather than a prediction
   // that leaves them out.
@@ -80,18 +100,7 @@ Result<bool> read_attention_2026(const ConfigReader& t, ModelSpec& spec) {
                         t.where("num_kv_shared_layers"));
     spec.num_kv_shared_layers = static_cast<int>(*shared);
   }
-  // Gemma 4 / 3n per-layer embeddings (gemma4.py / gemma3n.py: embed_tokens_per_layer,
-  // per_layer_model_projection, and per layer per_layer_input_gate / per_layer_projection), and
-  // Gemma 4's double-wide MLPs on the KV-shared layers (Gemma4DecoderLayer: intermediate_size × 2
-  // when use_double_wide_mlp and the layer is KV-shared).
-  HR_TRY(ple_hidden, t.get_int("hidden_size_per_layer_input"));
-  HR_TRY(ple_vocab, t.get_int("vocab_size_per_layer_input"));
-  if (ple_hidden && *ple_hidden > 0 && *ple_hidden <= 65536) {
-    spec.hidden_size_per_layer_input = static_cast<int>(*ple_hidden);
-    spec.vocab_size_per_layer_input = ple_vocab && *ple_vocab > 0 ? std::min<std::int64_t>(*ple_vocab, std::int64_t{1} << 24) : spec.vocab_size;
-  }
-  HR_TRY(double_wide, t.get_bool("use_double_wide_mlp"));
-  spec.double_wide_mlp = double_wide.value_or(false) && spec.num_kv_shared_layers > 0;
+  if (auto extras = read_gemma_text_extras(t, spec); !extras) return tl::unexpected(extras.error());
 
   // MiMo-V2-Flash: K and V widths differ (head_dim 192, v_head_dim 128); the sliding layers have
   // their own head counts (swa_num_key_value_heads, swa_head_dim, swa_v_head_dim).

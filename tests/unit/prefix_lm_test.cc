@@ -1,0 +1,73 @@
+// Gemma 4 as a multimodal prefix-LM: vLLM forces --disable-chunked-mm-input, so the largest item
+// (a 32-frame video budgeted at 2496 tokens, gemma4_mm.py) must fit in max_num_batched_tokens.
+// The message is compute_mm_encoder_budget's (encoder_cache_manager.py); the 2048 default is the
+// API server's on GPUs under 70 GiB (arg_utils.py get_batch_defaults); #43051 (v0.22) raises an
+// unset default to the item.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "headroom/check_changes.h"
+#include "unit/engine_test_support.h"
+
+namespace headroom {
+namespace {
+
+using test_support::gpus;
+using test_support::model;
+
+Prediction run_at(const ModelSpec& m, const GpuSetup& g, const VllmFlags& f, VllmVersion v) { return test_support::run(m, g, f, v); }
+
+TEST(PrefixLm, Gemma4VideoDoesNotFitTheDefaultBatchOnV020) {
+  const auto m = model("nvidia/Gemma-4-31B-IT-NVFP4");
+  ASSERT_TRUE(m.mm_prefix_lm);
+  const auto g = gpus("RTX PRO 6000");  // 96 GB: over 70 GiB, so 8192 tokens by default
+  const auto l40s = gpus("L40S");       // 48 GB: 2048
+  VllmFlags f;
+  f.max_model_len = 8192;
+  Prediction p = run_at(m, l40s, f, VllmVersion{0, 20, 0});
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->error_class, "mm_item_exceeds_batched_tokens");
+  EXPECT_EQ(p.failure->message,
+            "ValueError: Chunked MM input disabled but max_tokens_per_mm_item (2496) is larger than "
+            "max_num_batched_tokens (2048). Please increase max_num_batched_tokens.");
+  // Gemma 4 became a prefix-LM model after v0.19 (#40534); the larger default batch fits it.
+  EXPECT_NE(run_at(m, l40s, f, VllmVersion{0, 19, 0}).failure.value_or(Failure{}).error_class, "mm_item_exceeds_batched_tokens");
+  EXPECT_NE(run_at(m, g, f, VllmVersion{0, 20, 0}).failure.value_or(Failure{}).error_class, "mm_item_exceeds_batched_tokens");
+  // Without video the largest item is an image of 280 tokens.
+  VllmFlags no_video = f;
+  no_video.limit_mm_per_prompt["video"] = 0;
+  EXPECT_NE(run_at(m, l40s, no_video, VllmVersion{0, 20, 0}).failure.value_or(Failure{}).error_class,
+            "mm_item_exceeds_batched_tokens");
+  // The changes offered: a batch of 2496 tokens, or no video.
+  auto changes = suggest_changes(m, l40s, f, p, [&](const VllmFlags& x, const GpuSetup& gg) {
+    return predict(m, gg, x, VllmVersion{0, 20, 0});
+  });
+  ASSERT_FALSE(changes.empty());
+  EXPECT_EQ(changes[0].set[0].first, "--max-num-batched-tokens");
+  EXPECT_EQ(changes[0].set[0].second, "2496");
+}
+
+TEST(PrefixLm, V022RaisesAnUnsetBatchToTheItem) {
+  const auto m = model("nvidia/Gemma-4-31B-IT-NVFP4");
+  const auto l40s = gpus("L40S");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  Prediction p = run_at(m, l40s, f, VllmVersion{0, 22, 0});
+  EXPECT_NE(p.failure.value_or(Failure{}).error_class, "mm_item_exceeds_batched_tokens");
+  EXPECT_EQ(p.settings.max_num_batched_tokens, 2496);
+  // A batch the user set is not raised, and the check still refuses it.
+  VllmFlags set = f;
+  set.max_num_batched_tokens = 2048;
+  EXPECT_EQ(run_at(m, l40s, set, VllmVersion{0, 22, 0}).failure.value_or(Failure{}).error_class, "mm_item_exceeds_batched_tokens");
+  // Text-only mode builds no multimodal budget.
+  VllmFlags text = f;
+  text.language_model_only = true;
+  Prediction t = run_at(m, l40s, text, VllmVersion{0, 20, 0});
+  EXPECT_NE(t.failure.value_or(Failure{}).error_class, "mm_item_exceeds_batched_tokens");
+  // E2B has per-layer embeddings and is not a prefix-LM model.
+  EXPECT_FALSE(model("google/gemma-4-E2B-it").mm_prefix_lm);
+}
+
+}  // namespace
+}  // namespace headroom
