@@ -73,6 +73,7 @@ struct VllmFlags {
   std::map<std::string, MmDummySize> mm_dummy_sizes;
   bool language_model_only = false;
   bool skip_mm_profiling = false;
+  bool disable_chunked_mm_input = false;  // --disable-chunked-mm-input: one multimodal item per batch, never split
   std::optional<std::string> mm_encoder_tp_mode;
   std::string mm_processor_kwargs;
   // Mistyped flags, in the order given; the startup checks turn them into vLLM's argparse error

@@ -205,6 +205,26 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
   return dtype_bytes * (std::max(mlp, attention) + pixels);
 }
 
+// dots.ocr before vLLM's own dots_ocr.py (taken as first in v0.11) ran through the release's
+// plugin (modeling_dots_ocr_vllm.py over transformers' DotsVisionTransformer, one flash-attn varlen
+// sequence per image). Its rotary embedding works in float32 on q, then k: a block is widest while
+// k rotates, holding the residual, the normed input, the qkv output and the rotated q (6h in the
+// model's dtype), k's float copy and three float temporaries (x cos, rotate_half's cat, x sin: 4h
+// in float32) and the float cos/sin (2 x head_dim). Throughout the pass the plugin also keeps the
+// float32 dummy pixels beside their cast, the zeroed output (out_hidden / merge² per patch) and the
+// float rotary table (head_dim / 2 per patch).
+double dots_plugin_bytes_per_patch(const ModelSpec& m, double dtype_bytes) {
+  const auto& v = *m.vision;
+  const double h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4.0 * h;
+  const double head = v.num_heads > 0 ? h / v.num_heads : 128.0;
+  const double patch = v.patch_size > 0 ? v.patch_size : 14, merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
+  const double mlp = dtype_bytes * (2.0 * h + 3.0 * I);
+  const double rotary = dtype_bytes * 6.0 * h + 4.0 * 4.0 * h + 4.0 * 2.0 * head;
+  const double pixels = 3.0 * patch * patch * (4.0 + dtype_bytes);
+  const double out = (v.out_hidden_size > 0 ? v.out_hidden_size : m.hidden_size) * dtype_bytes / (merge * merge);
+  return std::max(mlp, rotary) + pixels + out + 4.0 * head / 2.0;
+}
+
 // How many dummy items vLLM batches: v1/worker/utils.py MultiModalBudget.get_max_items, with the
 // budget of encoder_cache_manager.py compute_mm_encoder_budget (max_num_batched_tokens, raised to
 // one item's tokens when an item is larger).
@@ -330,7 +350,9 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   const int tp = std::max(1, settings.tensor_parallel_size);
   // --mm-encoder-tp-mode data: each rank runs its share of the items on a full copy of the encoder.
   const double items_on_rank = dp_encoder ? std::ceil(static_cast<double>(p.items) / tp) : p.items;
-  const double per_patch = peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
+  const bool dots_plugin = has(model.architecture, "DotsOCR") && version < VllmVersion{0, 11};
+  const double per_patch = dots_plugin ? dots_plugin_bytes_per_patch(model, dtype_bytes)
+                                       : peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
   p.encoder_peak = static_cast<Bytes>(items_on_rank * static_cast<double>(p.item.patches) * per_patch);
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
   // Qwen3-VL hands the language model each token's merged features and one more copy per

@@ -202,14 +202,23 @@ int min_quantization_capability(const std::string& method_in, const VllmVersion&
 
 namespace {
 
-// A multimodal prefix-LM model (Gemma 4 31B and 26B-A4B from v0.20): platforms/cuda.py forces
-// --disable-chunked-mm-input ("Forcing --disable_chunked_mm_input for models with multimodal-
-// bidirectional attention."), and compute_mm_encoder_budget (encoder_cache_manager.py, #16447),
-// reached from GPUModelRunner.__init__'s MultiModalBudget, refuses an item larger than
-// max_num_batched_tokens: before v0.22 the API server's 2048 default on GPUs under 70 GiB and A100s.
+// --disable-chunked-mm-input, or a multimodal prefix-LM model (Gemma 4 31B and 26B-A4B from v0.20),
+// for which platforms/cuda.py forces it ("Forcing --disable_chunked_mm_input for models with
+// multimodal-bidirectional attention."): compute_mm_encoder_budget (encoder_cache_manager.py,
+// #16447), reached from GPUModelRunner.__init__'s MultiModalBudget, refuses an item larger than
+// max_num_batched_tokens. For Gemma 4 before v0.22 that is the 2496-token video against the API
+// server's 2048 default on GPUs under 70 GiB and A100s.
 std::optional<Failure> prefix_lm_item_failure(const StartupCheckInputs& in) {
-  if (!gemma4_prefix_lm(in.model, in.version) || text_only_mode(in.model, in.flags)) return std::nullopt;
-  const std::int64_t item = gemma4_profiled_item(in.model, in.flags, in.version).budget_tokens;
+  const bool prefix_lm = gemma4_prefix_lm(in.model, in.version);
+  if ((!prefix_lm && !in.flags.disable_chunked_mm_input) || !in.version.is_v1_engine() || text_only_mode(in.model, in.flags))
+    return std::nullopt;
+  std::int64_t item = 0;
+  if (prefix_lm) {
+    item = gemma4_profiled_item(in.model, in.flags, in.version).budget_tokens;
+  } else {
+    const EncoderProfile p = encoder_profile(in.model, in.flags, in.settings, in.version, 2.0, {});
+    item = std::max(p.item.tokens, p.item.budget_tokens);
+  }
   const std::int64_t batched = in.settings.max_num_batched_tokens;
   if (item <= batched) return std::nullopt;
   return Failure{"mm_item_exceeds_batched_tokens", "config",

@@ -267,6 +267,11 @@ const std::vector<FlagSpec>& flag_table() {
                    f.language_model_only = v != "false";
                    return {};
                  }});
+    t.push_back({{"--disable-chunked-mm-input"}, Arity::flag,
+                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                   f.disable_chunked_mm_input = v != "false";
+                   return {};
+                 }});
     t.push_back({{"--skip-mm-profiling"}, Arity::flag,
                  [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
                    f.skip_mm_profiling = v != "false";

@@ -285,5 +285,20 @@ TEST(EncoderProfile, Gemma4ChunksFramesFromV022) {
             static_cast<std::int64_t>(from_gib(2.0) / 206'438'400));
 }
 
+
+// dots.ocr through its release's vLLM plugin (before v0.11): a block is widest while k's rotary runs
+// in float32. Per patch (hidden 1536, 12 heads of 128, MLP 4224): 6 x 1536 bf16 + 4 x 1536 float32
+// + cos/sin 2 x 128 float32 = 44,032 bytes (the gated MLP's moment is 31,488), plus the float32 and
+// bf16 pixels (588 x 6), the zeroed output (1536 x 2 / 4) and the rotary table (64 x 4): 48,584
+// bytes for each of the dummy image's 57,600 patches.
+TEST(EncoderProfile, DotsOcrPluginPeaksOnTheFloatRotary) {
+  ModelSpec m = test_support::model("rednote-hilab/dots.ocr");
+  auto v010 = engine::encoder_profile(m, {}, settings(2048, 256, 131072), {0, 10, 0}, 2.0, {});
+  ASSERT_EQ(v010.item.patches, 57600);
+  EXPECT_EQ(v010.encoder_peak, static_cast<Bytes>(57600) * 48584);
+  auto v011 = engine::encoder_profile(m, {}, settings(2048, 256, 131072), {0, 11, 0}, 2.0, {});
+  EXPECT_LT(v011.encoder_peak, v010.encoder_peak);  // vLLM's own dots_ocr.py: the estimate from the widths
+}
+
 }  // namespace
 }  // namespace headroom

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "headroom/check_changes.h"
+#include "headroom/vllm_config.h"
 #include "unit/engine_test_support.h"
 
 namespace headroom {
@@ -67,6 +68,31 @@ TEST(PrefixLm, V022RaisesAnUnsetBatchToTheItem) {
   EXPECT_NE(t.failure.value_or(Failure{}).error_class, "mm_item_exceeds_batched_tokens");
   // E2B has per-layer embeddings and is not a prefix-LM model.
   EXPECT_FALSE(model("google/gemma-4-E2B-it").mm_prefix_lm);
+}
+
+
+// --disable-chunked-mm-input on any multimodal model runs the same check: Qwen2.5-VL's largest image
+// (max_pixels 12845056: 16384 tokens) does not fit H100's default batch of 8192.
+TEST(PrefixLm, DisableChunkedMmInputNeedsTheLargestItemInOneBatch) {
+  const auto m = model("Qwen/Qwen2.5-VL-7B-Instruct");
+  VllmFlags f;
+  f.max_model_len = 32768;
+  f.disable_chunked_mm_input = true;
+  Prediction p = run_at(m, gpus("H100"), f, VllmVersion{0, 11, 0});
+  ASSERT_FALSE(p.starts);
+  EXPECT_EQ(p.failure->message,
+            "ValueError: Chunked MM input disabled but max_tokens_per_mm_item (16384) is larger than "
+            "max_num_batched_tokens (8192). Please increase max_num_batched_tokens.");
+  f.max_num_batched_tokens = 16384;
+  EXPECT_NE(run_at(m, gpus("H100"), f, VllmVersion{0, 11, 0}).failure.value_or(Failure{}).error_class,
+            "mm_item_exceeds_batched_tokens");
+  auto parsed = parse_vllm_command({"vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct", "--disable-chunked-mm-input"});
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_TRUE(parsed->flags.disable_chunked_mm_input);
+  EXPECT_TRUE(parsed->warnings.empty());
+  auto call = parse_llm_call("LLM(model='Qwen/Qwen2.5-VL-7B-Instruct', disable_chunked_mm_input=True)");
+  ASSERT_TRUE(call.has_value());
+  EXPECT_TRUE(call->flags.disable_chunked_mm_input);
 }
 
 }  // namespace
