@@ -92,6 +92,8 @@ struct Failure {
   std::string phase;        // startup-free-memory-check, weights-load, kv-cache-alloc, config, ...
   std::string message;      // the message vLLM would print
   std::optional<std::int64_t> estimated_max_model_len;
+  // mm_item_exceeds_batched_tokens: the largest multimodal item's tokens (max_tokens_per_mm_item).
+  std::optional<std::int64_t> mm_item_tokens = std::nullopt;
 };
 
 // Where each number came from: "estimate", "exact (safetensors headers)", "measured ...".

@@ -383,6 +383,13 @@ struct Planner {
     } else if (c == "max_num_batched_tokens_too_small") {
       if (auto l = fact(f, "max_model_len"))
         add({{"--max-num-batched-tokens", std::to_string(i64(*l))}}, "at least max_model_len", 0.8);
+    } else if (c == "mm_item_exceeds_batched_tokens") {
+      // compute_mm_encoder_budget's own remedy: one step must hold the largest item whole.
+      if (auto item = fact(f, "max_tokens_per_mm_item"))
+        add({{"--max-num-batched-tokens", std::to_string(i64(*item))}},
+            "one step must hold the largest multimodal item (" + util::with_commas(i64(*item)) +
+                " tokens) while chunked multimodal input is off",
+            0.8);
     } else if (c == "mamba_cache_blocks_insufficient") {
       if (auto b = fact(f, "mamba_blocks"))
         add({{"--max-num-seqs", std::to_string(i64(*b))}}, "one Mamba block per decode sequence", 0.8);

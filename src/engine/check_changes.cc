@@ -2,8 +2,8 @@
 #include "headroom/check_changes.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "util/strings.h"
@@ -373,20 +373,15 @@ class Search {
 
   // The item's tokens, read back from vLLM's message: the smallest max_num_batched_tokens it takes.
   void batched_tokens_for_one_item() {
-    const std::string& m = m_failed.failure->message;
-    const auto open = m.find("max_tokens_per_mm_item (");
-    if (open == std::string::npos) return;
-    const auto start = open + std::string("max_tokens_per_mm_item (").size();
-    const auto close = m.find(')', start);
-    int tokens = 0;
-    if (close == std::string::npos || close - start > 9 ||
-        std::from_chars(m.data() + start, m.data() + close, tokens).ec != std::errc{} || tokens <= 0)
-      return;
+    const auto& item = m_failed.failure->mm_item_tokens;
+    if (!item || *item <= 0 || *item > std::numeric_limits<int>::max()) return;
     VllmFlags f = m_flags;
-    f.max_num_batched_tokens = tokens;
+    f.max_num_batched_tokens = static_cast<int>(*item);
     if (auto p = starts(f))
       keep({{{"--max-num-batched-tokens", std::to_string(*f.max_num_batched_tokens)}}, {}, 0,
-            "a batch that holds one whole video or image, which this prefix-LM model never splits", {}},
+            "a batch that holds one whole image or video, which vLLM never splits while chunked multimodal input "
+            "is off (forced for prefix-LM models)",
+            {}},
            std::move(*p));
   }
 

@@ -47,13 +47,8 @@ std::int64_t qwen_default_max_pixels(const ModelSpec& m) {
 
 // --mm-processor-kwargs max_pixels, or size.longest_edge (Qwen3-VL's processor); 0 when absent.
 std::int64_t processor_max_pixels(const VllmFlags& flags) {
-  if (flags.mm_processor_kwargs.empty()) return 0;
-  auto j = util::parse_json(flags.mm_processor_kwargs, "--mm-processor-kwargs");
-  if (!j || !j->is_object()) return 0;
-  if (auto it = j->find("max_pixels"); it != j->end() && it->is_number_integer()) return it->get<std::int64_t>();
-  if (auto s = j->find("size"); s != j->end() && s->is_object())
-    if (auto l = s->find("longest_edge"); l != s->end() && l->is_number_integer()) return l->get<std::int64_t>();
-  return 0;
+  if (auto v = mm_processor_kwarg(flags, "max_pixels")) return *v;
+  return mm_processor_kwarg(flags, "size", "longest_edge").value_or(0);
 }
 
 // qwen2_vl.py get_image_size_with_most_features: smart_resize of a 9999999-pixel square under
@@ -375,6 +370,23 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     p.explanation += "; the encoder cache holds each output padded to " + std::to_string(rows - p.item.tokens) +
                      " rows and the output itself (" + util::fixed(to_gib(p.cached_outputs), 2) + " GiB)";
   return p;
+}
+
+std::optional<std::int64_t> mm_processor_kwarg(const VllmFlags& flags, const char* key, const char* inner) {
+  if (flags.mm_processor_kwargs.empty()) return std::nullopt;
+  auto j = util::parse_json(flags.mm_processor_kwargs, "--mm-processor-kwargs");
+  if (!j || !j->is_object()) return std::nullopt;
+  auto it = j->find(key);
+  if (it == j->end()) return std::nullopt;
+  const nlohmann::json* v = &*it;
+  if (inner) {
+    if (!v->is_object()) return std::nullopt;
+    auto in = v->find(inner);
+    if (in == v->end()) return std::nullopt;
+    v = &*in;
+  }
+  if (!v->is_number_integer()) return std::nullopt;
+  return v->get<std::int64_t>();
 }
 
 }  // namespace headroom::engine

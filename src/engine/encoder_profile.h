@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "headroom/model.h"
@@ -60,5 +61,10 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
 // leave their encoders and projectors unbuilt, so their weights are not loaded either.
 bool text_only_mode(const ModelSpec& model, const VllmFlags& flags);
 bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version);
+
+// An integer of --mm-processor-kwargs' JSON object: `key` at its top level, or `key`.`inner` when
+// `inner` is given (size.longest_edge); nullopt when the flag is absent, not an object, or the value
+// is not an integer.
+std::optional<std::int64_t> mm_processor_kwarg(const VllmFlags& flags, const char* key, const char* inner = nullptr);
 
 }  // namespace headroom::engine

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "util/json_file.h"
 
 namespace headroom::engine {
 
@@ -25,14 +24,9 @@ constexpr std::int64_t k_position_rows = 10240;
 // --mm-processor-kwargs max_soft_tokens, where vLLM takes it (#41799: 70, 140, 280, 560 or 1120).
 std::int64_t image_soft_tokens(const ModelSpec& m, const VllmFlags& flags) {
   const std::int64_t config = m.vision->soft_tokens_per_image > 0 ? m.vision->soft_tokens_per_image : k_default_image_soft_tokens;
-  if (flags.mm_processor_kwargs.empty()) return config;
-  auto j = util::parse_json(flags.mm_processor_kwargs, "--mm-processor-kwargs");
-  if (!j || !j->is_object()) return config;
-  auto it = j->find("max_soft_tokens");
-  if (it == j->end() || !it->is_number_integer()) return config;
-  const auto v = it->get<std::int64_t>();
+  const auto v = mm_processor_kwarg(flags, "max_soft_tokens");
   for (std::int64_t allowed : {70, 140, 280, 560, 1120})
-    if (v == allowed) return v;
+    if (v == allowed) return allowed;
   return config;
 }
 

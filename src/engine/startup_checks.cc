@@ -225,7 +225,7 @@ std::optional<Failure> prefix_lm_item_failure(const StartupCheckInputs& in) {
                  "ValueError: Chunked MM input disabled but max_tokens_per_mm_item (" + std::to_string(item) +
                      ") is larger than max_num_batched_tokens (" + std::to_string(batched) +
                      "). Please increase max_num_batched_tokens.",
-                 {}};
+                 {}, item};
 }
 
 }  // namespace

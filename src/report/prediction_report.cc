@@ -126,6 +126,7 @@ nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, 
   if (p.failure) {
     j["failure"] = {{"class", p.failure->error_class}, {"phase", p.failure->phase}, {"message", p.failure->message}};
     if (p.failure->estimated_max_model_len) j["failure"]["estimated_max_model_len"] = *p.failure->estimated_max_model_len;
+    if (p.failure->mm_item_tokens) j["failure"]["max_tokens_per_mm_item"] = *p.failure->mm_item_tokens;
   } else {
     j["failure"] = nullptr;
   }

@@ -119,4 +119,11 @@ done
 "$bin" diagnose --format json "$logs/v1_startup_ok.log" "$logs/v1_kv_insufficient.log" > "$tmp/json/several.json"
 out=$(/usr/bin/python3 "$HEADROOM_SOURCE_DIR/tests/cli/lib/validate_json.py" "$HEADROOM_SOURCE_DIR/docs/diagnose.schema.json" "$tmp/json"/*.json 2>&1) \
   || { echo "FAIL: diagnose JSON does not match docs/diagnose.schema.json: $out"; fail=1; }
+
+# A multimodal item larger than a step while chunked multimodal input is off (Gemma 4 from v0.20):
+# a config look-alike; the fix is the item's size from vLLM's own message (2496 tokens).
+out=$("$bin" diagnose --format json "$logs/v1_mm_item_too_large.log")
+check "mm item: cause" "mm_item_exceeds_batched_tokens config" "$(echo "$out" | python3 -c 'import json,sys; p=json.load(sys.stdin)["primary"]; print(p["cause"], p["phase"])')"
+check "mm item: fix" "2496" "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["fixes"][0]["changes"]["--max-num-batched-tokens"])')"
+
 exit $fail
