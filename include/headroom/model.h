@@ -39,6 +39,7 @@ struct RopeScaling {
   std::string type;  // "linear", "dynamic", "yarn", "llama3", "longrope", "su", "mrope", "default"
   double factor = 1.0;
   std::optional<std::int64_t> original_max_position_embeddings;
+  bool mrope_sections = false;  // "mrope_section" given: vLLM builds MRotaryEmbedding
 };
 
 struct MoeConfig {
@@ -195,6 +196,7 @@ struct ModelSpec {
   bool tie_word_embeddings = false;
   std::string torch_dtype;  // "bfloat16", "float16", "float32" or "" when not written
   std::optional<RopeScaling> rope_scaling;
+  double partial_rotary_factor = 1.0;  // rotary_dim = head_dim × this (top level, or in rope_parameters)
 
   std::optional<int> sliding_window;         // window size of the sliding layers
   std::optional<int> attention_chunk_size;   // Llama 4

@@ -50,6 +50,7 @@ WeightPlan weight_plan(const ModelSpec& model, const GpuSpec& gpu, const VllmFla
   // Text-only mode (every modality limited to 0, or --language-model-only): from v0.10.1 (#22299)
   // the model classes build no encoder or projector, so their weights are not loaded.
   plan.skip_mm_towers = skips_tower_weights(model, flags, config.version);
+  plan.rope_cache_positions_factor = mrope_cache_factor(model, config.version);
   return plan;
 }
 

@@ -310,16 +310,14 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   Bytes rope = 0;
   if (model.max_position_embeddings > 0) {
     int rotary_dim = model.mla ? model.mla->qk_rope_head_dim : model.head_dim;
-    double partial = model.raw_config.is_object() && model.raw_config.contains("partial_rotary_factor") &&
-                             model.raw_config["partial_rotary_factor"].is_number()
-                         ? model.raw_config["partial_rotary_factor"].get<double>()
-                         : 1.0;
+    const double partial = model.partial_rotary_factor;
     std::int64_t max_pos = model.max_position_embeddings;
     if (model.rope_scaling && (model.rope_scaling->type == "yarn" || model.rope_scaling->type == "linear" ||
                                model.rope_scaling->type == "dynamic")) {
       std::int64_t base = model.rope_scaling->original_max_position_embeddings.value_or(max_pos);
       max_pos = static_cast<std::int64_t>(static_cast<double>(base) * model.rope_scaling->factor);
     }
+    max_pos *= std::max(1, plan.rope_cache_positions_factor);
     rope = static_cast<Bytes>(static_cast<double>(max_pos) * rotary_dim * partial * target_bytes);
   }
   for (int s = 0; s < pp; ++s) {
@@ -360,13 +358,27 @@ std::string model_plan_key(const ModelSpec& model, const WeightPlan& plan) {
          '/' + std::to_string(plan.pipeline_parallel_size) + '/' + std::to_string(plan.expert_parallel_size) + '/' +
          plan.dtype + '/' + plan.online_quantization + '/' + plan.gpu_architecture + '/' + partition + '/' +
          std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
-         (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "");
+         (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "") +
+         "/rope" + std::to_string(plan.rope_cache_positions_factor);
 }
 
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {
   if (!model.vision || model.vision->deepstack_layers <= 0 || max_num_batched_tokens <= 0) return 0;
   return static_cast<Bytes>(static_cast<double>(model.vision->deepstack_layers) * max_num_batched_tokens *
                             static_cast<double>(model.hidden_size) * dtype_bytes(dtype.empty() ? "bfloat16" : dtype));
+}
+
+bool uses_mrope(const ModelSpec& model) {
+  if (model.rope_scaling && (model.rope_scaling->mrope_sections || model.rope_scaling->type == "mrope")) return true;
+  const std::string& a = model.architecture;
+  if (!model.vision || !contains(a, "ForConditionalGeneration")) return false;
+  for (const char* family : {"Qwen2VL", "Qwen2_5_VL", "Qwen3VL", "Qwen2_5Omni", "Qwen3Omni", "Qwen3_5"})
+    if (contains(a, family)) return true;
+  return false;
+}
+
+int mrope_cache_factor(const ModelSpec& model, const VllmVersion& version) {
+  return uses_mrope(model) && !(version < VllmVersion{0, 7, 2}) ? 4 : 1;
 }
 
 }  // namespace headroom::engine

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "headroom/model.h"
+#include "headroom/vllm_version.h"
 #include "headroom/units.h"
 
 namespace headroom::engine {
@@ -22,6 +23,7 @@ struct WeightPlan {
   std::string gpu_architecture;     // "Ampere", "Hopper", "Blackwell": MXFP4 kernels pad differently
   std::vector<int> layer_partition; // VLLM_PP_LAYER_PARTITION's layers per stage (empty: vLLM's default split)
   bool skip_mm_towers = false;      // text-only mode: the vision/audio towers and projectors are not loaded
+  int rope_cache_positions_factor = 1;  // M-RoPE from v0.7.2: the cos/sin cache covers 4 × max_position (mrope_cache_factor)
 };
 
 struct StageWeights {
@@ -37,6 +39,18 @@ struct StageWeights {
 // and the remainder goes one each to the stages before the last, filled from the back.
 // `partition` (from VLLM_PP_LAYER_PARTITION, already checked: pp entries summing to num_layers)
 // replaces that split when not empty.
+// Whether vLLM builds the model's rotary embedding as MRotaryEmbedding (rotary_embedding get_rope:
+// a rope_scaling / rope_parameters with "mrope_section", or the legacy "type": "mrope"). Catalogue
+// lines whose config copy dropped the block are recognised by the Qwen-VL / Omni / Qwen3.5
+// multimodal classes, whose configs all carry it.
+bool uses_mrope(const ModelSpec& model);
+
+// The rows of the M-RoPE cos/sin cache over max_position: MRotaryEmbedding.__init__ sets
+// cache_max_position_num = max_position_embeddings * 4 ("In Qwen2.5-VL, the maximum index value is
+// related to the duration of the input video"), added with Qwen2.5-VL (#12604, v0.7.2) and kept
+// since; 1 before it and for other rotary embeddings.
+int mrope_cache_factor(const ModelSpec& model, const VllmVersion& version);
+
 std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp, const std::vector<int>& partition = {});
 
 // VLLM_PP_LAYER_PARTITION as get_pp_indices reads it: `int(layer) for layer in s.split(",")`

@@ -50,6 +50,18 @@ const std::vector<std::string> k_max_length_keys = {
     "max_position_embeddings", "n_positions",       "max_seq_len",        "seq_length", "model_max_length",
     "max_target_positions",    "max_sequence_length", "max_seq_length", "seq_len"};
 
+// partial_rotary_factor at the text config's top level, or (transformers v5) inside its
+// rope_parameters, as Qwen3.5 writes it; 1 when absent.
+Result<double> read_partial_rotary_factor(const ConfigReader& text) {
+  HR_TRY(own, get_number_in(text, "partial_rotary_factor", 0.0, 1.0));
+  if (own) return *own;
+  if (auto rp = text.child("rope_parameters")) {
+    HR_TRY(nested, get_number_in(*rp, "partial_rotary_factor", 0.0, 1.0));
+    if (nested) return *nested;
+  }
+  return 1.0;
+}
+
 Result<std::optional<RopeScaling>> read_rope_scaling(const ConfigReader& text) {
   auto rs = text.child("rope_scaling");
   if (!rs) {
@@ -72,6 +84,7 @@ Result<std::optional<RopeScaling>> read_rope_scaling(const ConfigReader& text) {
   r.factor = factor.value_or(1.0);
   HR_TRY(orig, rs->get_int("original_max_position_embeddings"));
   r.original_max_position_embeddings = orig;
+  r.mrope_sections = rs->has("mrope_section");
   return std::optional<RopeScaling>(r);
 }
 
@@ -398,6 +411,8 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
   HR_TRY(dtype_ok, read_dtype(top, text, spec));
   HR_TRY(rope, read_rope_scaling(t));
   spec.rope_scaling = rope;
+  HR_TRY(partial, read_partial_rotary_factor(t));
+  spec.partial_rotary_factor = partial;
 
   HR_TRY(tie_ok, read_tie_embeddings(top, text, sub.has_value(), spec));
   HR_TRY(mla_ok, read_mla(t, spec));
