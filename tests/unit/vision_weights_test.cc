@@ -61,6 +61,48 @@ TEST(VisionWeights, MultimodalModelsLoadWhatVllmLogged) {
 
 // Text-only mode (every modality at 0, or --language-model-only) from v0.10.1: the model classes
 // build no encoder or projector (#22299), so what loads is the language model alone.
+// mrope.py MRotaryEmbedding.__init__: cache_max_position_num = max_position_embeddings * 4, one
+// [4 x 262144, 128] bfloat16 cos/sin table shared by all layers (get_rope's cache), on every rank.
+// The three Qwen3-VL-30B-A3B loads vLLM logged (v0.11: 58.2294 GiB at TP 1, 29.3109 at TP 2 with
+// max_num_batched_tokens 8192, 14.7708 at TP 4 with 2048) differ from the checkpoint's share by the
+// same amount at every TP size, which is what a replicated table does.
+TEST(VisionWeights, MropeCacheCoversFourTimesTheMaxPosition) {
+  const ModelSpec m = model("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  EXPECT_TRUE(engine::uses_mrope(m));
+  EXPECT_EQ(engine::mrope_cache_factor(m, VllmVersion{0, 11}), 4);
+  EXPECT_EQ(engine::mrope_cache_factor(m, VllmVersion{0, 7, 1}), 1);
+  EXPECT_FALSE(engine::uses_mrope(model("Qwen/Qwen3-30B-A3B")));
+  WeightsInventory inv = synthesize_weights(m);
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  plan.rope_cache_positions_factor = engine::mrope_cache_factor(m, VllmVersion{0, 11});
+  EXPECT_EQ(engine::stage_weights(m, inv, plan).front().rope_cache, Bytes{4} * 262144 * 128 * 2);
+  struct Case {
+    int tp, batched;
+    double logged_gib;
+  };
+  for (const Case& c : {Case{1, 8192, 58.2294}, Case{2, 8192, 29.3109}, Case{4, 2048, 14.7708}}) {
+    plan.tensor_parallel_size = c.tp;
+    const double gib = to_gib(engine::stage_weights(m, inv, plan).front().bytes + engine::load_buffers(m, c.batched, plan.dtype));
+    EXPECT_NEAR(gib, c.logged_gib, 0.03) << "TP " << c.tp;
+  }
+}
+
+// Qwen3.5 writes partial_rotary_factor inside text_config.rope_parameters (transformers v5):
+// rotary_dim is a quarter of head_dim 256.
+TEST(VisionWeights, PartialRotaryFactorIsReadFromRopeParameters) {
+  auto m = parse_model_config_text(R"({"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+    "text_config": {"model_type": "qwen3_5_text", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 16,
+    "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 12288, "vocab_size": 248320,
+    "max_position_embeddings": 262144, "rope_parameters": {"rope_type": "default", "mrope_section": [11, 11, 10],
+    "mrope_interleaved": true, "partial_rotary_factor": 0.25, "rope_theta": 10000000}}})",
+                                  "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->partial_rotary_factor, 0.25);
+  ASSERT_TRUE(m->rope_scaling);
+  EXPECT_TRUE(m->rope_scaling->mrope_sections);
+}
+
 TEST(VisionWeights, TextOnlyModeLoadsNoTower) {
   ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
   WeightsInventory inv = synthesize_weights(m);
