@@ -328,8 +328,11 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (text_only_mode(model, flags))
     return skipped("every modality is limited to 0: vLLM builds no encoder budget and skips the pass");
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
-  if (family == Family::unsized)
-    return skipped("the largest input of " + model.architecture + "'s processor is not modelled");
+  if (family == Family::unsized) {
+    EncoderProfile none = skipped("the largest input of " + model.architecture + "'s processor is not modelled");
+    none.family_unsized = true;
+    return none;
+  }
   p.item = family == Family::qwen_dynamic   ? qwen_profiled_item(model, flags, settings, version)
            : family == Family::llama4_tiles ? llama4_item(model)
            : family == Family::moonvit      ? moonvit_item(model)

@@ -38,6 +38,7 @@ struct EncoderProfile {
   std::string other_reading_why;
   std::int64_t units_per_forward = 0; // frames or images per encoder call where the model loops (Gemma 4)
   std::string skipped_because;        // why there is no pass ("" when there is one)
+  bool family_unsized = false;        // vLLM runs the pass, but headroom does not size this family's input
   std::string explanation;            // one line for the report: batch, sizes, what is estimated
 };
 

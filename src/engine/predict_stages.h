@@ -92,6 +92,8 @@ struct RankProfile {
   // vLLM runs no encoder pass at all: every modality limited to 0, --language-model-only or
   // --skip-mm-profiling (compute_mm_encoder_budget; profile_run's skip_mm_profiling branch).
   bool encoder_pass_off = false;
+  // vLLM runs the pass but the tower's family is not sized (EncoderProfile::family_unsized).
+  bool encoder_pass_unsized = false;
   std::string encoder_note;  // the dummy batch the encoder runs on, as the report says it ("" when none)
   std::optional<Failure> oom;    // profile_run_oom (only when the weights themselves fit)
 };

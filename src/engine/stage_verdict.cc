@@ -88,6 +88,7 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   const RankProfile& rank = r.profile.ranks[r.layout.binding];
   u.encoder_pass_estimate = rank.encoder_pass_estimate;
   u.encoder_pass_modelled = rank.encoder_pass_modelled;
+  if (rank.encoder_pass_unsized) u.unsized_tower = model.architecture;
   u.encoder_other_reading = rank.encoder_other_reading;
   u.encoder_other_reading_why = rank.encoder_other_reading_why;
   if (model.quantization) {
@@ -132,8 +133,8 @@ Prediction verdict_and_notes(const ModelSpec& model, const GpuSetup& gpus, const
   // --kv-cache-memory-bytes: the KV cache is what the user reserved, whatever the profile found.
   if (!c.settings.kv_cache_memory_bytes)
     p.uncertainty = kv_uncertainty(gpus.gpu, c.requested_version, tp, p.memory, p.kv_cache_tokens, c.settings.estimate_cuda_graphs,
-                                   model.vision.has_value() && model.vision->image_size == 0 &&
-                                       !r.profile.ranks[r.layout.binding].encoder_pass_off,
+                                   model.vision.has_value() && !r.profile.ranks[r.layout.binding].encoder_pass_off &&
+                                       (model.vision->image_size == 0 || r.profile.ranks[r.layout.binding].encoder_pass_unsized),
                                    r.profile.ranks[r.layout.binding].sampler_other_path, gpus.nodes > 1 && tp > gpus.count,
                                    model_uncertainty(model, r));
   p.starts = !p.failure.has_value();

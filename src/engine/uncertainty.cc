@@ -94,10 +94,16 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     // vLLM's defaults (Gemma 3's 32 dummy images, 2.81 GiB), rounded up.
     const bool modelled = model.encoder_pass_modelled;
     const double allowance = static_cast<double>(from_gib(modelled ? 0.7 : 3.0));
-    u.reasons.push_back(modelled ? "the vision encoder takes images of any size: its profile pass on vLLM's dummy batch is "
-                                   "modelled, and the runs measured with it modelled had up to 0.63 GiB less KV cache"
-                                 : "the vision encoder takes images of any size: the activation estimate leaves out its profile "
-                                   "pass on the largest dummy image (up to 3 GiB less KV cache)");
+    if (modelled)
+      u.reasons.push_back("the vision encoder takes images of any size: its profile pass on vLLM's dummy batch is "
+                          "modelled, and the runs measured with it modelled had up to 0.63 GiB less KV cache");
+    else if (!model.unsized_tower.empty())
+      u.reasons.push_back("headroom leaves the largest input of " + model.unsized_tower + "'s processor unsized, so the "
+                          "activation estimate leaves out the vision encoder's profile pass on vLLM's dummy batch (up to 3 GiB "
+                          "less KV cache)");
+    else
+      u.reasons.push_back("the vision encoder takes images of any size: the activation estimate leaves out its profile "
+                          "pass on the largest dummy image (up to 3 GiB less KV cache)");
     below += allowance;
   }
   if (model.encoder_pass_estimate > 0) {

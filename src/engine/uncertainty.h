@@ -26,7 +26,8 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 // the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
 // they are charged to the budget) to the available KV memory; tokens scale with it.
 // `dynamic_resolution_vision`: a multimodal model whose vision tower takes images of any size
-// (no fixed image_size) and whose encoder pass vLLM runs (not text-only, no --skip-mm-profiling);
+// (no fixed image_size), or whose processor's largest input headroom does not size, and whose
+// encoder pass vLLM runs (not text-only, no --skip-mm-profiling);
 // what that pass takes is less certain than a fixed tower's, and more so where it is not modelled
 // (ModelUncertainty::encoder_pass_modelled).
 // `sampler_other_path`: how much the activation peak moves when the sampler takes its other path,
@@ -40,6 +41,7 @@ inline constexpr double k_calibrated_kv_error = 0.004;
 struct ModelUncertainty {
   Bytes encoder_pass_estimate = 0;    // the modelled encoder peak (encoder_profile.h), when it sets the activation peak
   bool encoder_pass_modelled = false; // encoder_profile.cc sized vLLM's dummy batch for this tower
+  std::string unsized_tower;          // the architecture, when vLLM runs a pass headroom does not size
   Bytes encoder_other_reading = 0;    // the encoder pass's other reading (EncoderProfile::other_reading)
   std::string encoder_other_reading_why;
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)
