@@ -136,7 +136,11 @@ struct VisionConfig {
   std::int64_t max_pixels = 0;
   std::int64_t min_pixels = 0;
   int max_frames = 0;
-  int max_tiles = 0;                 // Llama 4: max_patches, the most tiles one image is cut into
+  int max_tiles = 0;                 // Llama 4: max_patches; InternVL: max_dynamic_patch (the most tiles one image is cut into)
+  bool thumbnail_tile = false;       // InternVL: use_thumbnail (one more whole-image tile when an image has several)
+  bool qkv_bias = true;              // InternViT: qkv_bias
+  bool qk_norm = false;              // InternViT: qk_normalization (the 6B tower)
+  bool rms_norm = false;             // InternViT: norm_type rms_norm
   std::int64_t in_token_limit = 0;   // Kimi-VL's MoonViT: the most patches one image keeps
   std::string processor_source;      // the preprocessor_config.json these were read from ("" if none)
 };

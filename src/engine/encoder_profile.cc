@@ -16,7 +16,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, llama4_tiles, moonvit, gemma4, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -29,6 +29,7 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return Family::pixtral;
   if (has(a, "Llama4ForConditionalGeneration") || vt == "llama4_vision_model") return Family::llama4_tiles;
+  if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return Family::internvl_tiles;
   if (has(a, "KimiVL") || vt == "moonvit") return Family::moonvit;
   if (has(a, "Gemma4ForConditionalGeneration") || vt == "gemma4_vision") return Family::gemma4;
   return Family::unsized;
@@ -148,6 +149,33 @@ EncoderItem llama4_item(const ModelSpec& m) {
   item.source = std::to_string(v.image_size) + "x" + std::to_string(max_tiles * v.image_size) + " pixels, " +
                 std::to_string(tiles) + " tiles (" +
                 (v.max_tiles > 0 ? v.processor_source + " max_patches" : "the image processor's default max_patches") + ")";
+  return item;
+}
+
+// InternVL (internvl.py): get_image_size_with_most_features takes the tiling with the most tiles
+// resolve_target_ratios allows, max_dynamic_patch of them (config or --mm-processor-kwargs), plus
+// the thumbnail tile when use_thumbnail is set and there is more than one. Each tile is
+// (image_size / patch)² patches and a class token in InternViT, which attends within the tile, and
+// num_image_token = (image_size / patch)² × downsample_ratio² embeddings for the language model.
+EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  std::int64_t blocks = v.max_tiles > 0 ? v.max_tiles : 12;  // InternVL's released configs: 12
+  std::string source = v.max_tiles > 0 ? "the config's max_dynamic_patch" : "InternVL's default max_dynamic_patch";
+  if (auto kw = mm_processor_kwarg(flags, "max_dynamic_patch"); kw && *kw >= 1 && *kw <= 1024) {
+    blocks = *kw;
+    source = "--mm-processor-kwargs max_dynamic_patch";
+  }
+  const std::int64_t tiles = blocks + (v.thumbnail_tile && blocks > 1 ? 1 : 0);
+  const std::int64_t side = v.image_size / v.patch_size;
+  const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+  item.modality = "image";
+  item.attention_span = side * side + 1;
+  item.patches = tiles * item.attention_span;
+  item.tokens = tiles * static_cast<std::int64_t>(static_cast<double>(side * side) * ratio * ratio);
+  item.source = std::to_string(tiles) + " tiles of " + std::to_string(v.image_size) + "x" + std::to_string(v.image_size) +
+                " pixels (" + source + (tiles > blocks ? ", and the thumbnail" : "") + ")";
   return item;
 }
 
@@ -335,6 +363,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   }
   p.item = family == Family::qwen_dynamic   ? qwen_profiled_item(model, flags, settings, version)
            : family == Family::llama4_tiles ? llama4_item(model)
+           : family == Family::internvl_tiles ? internvl_item(model, flags)
            : family == Family::moonvit      ? moonvit_item(model)
            : family == Family::gemma4       ? gemma4_profiled_item(model, flags, version)
                                             : fixed_item(model, family);

@@ -88,6 +88,26 @@ Result<std::optional<RopeScaling>> read_rope_scaling(const ConfigReader& text) {
   return std::optional<RopeScaling>(r);
 }
 
+// InternVL (internvl_chat): the tiling beside vision_config (max_dynamic_patch, use_thumbnail,
+// downsample_ratio, force_image_size) and InternViT's layer options inside it.
+Result<bool> read_internvl_tiling(const ConfigReader& top, const ConfigReader& vc, VisionConfig& v) {
+  HR_TRY(tiles, get_number_in(top, "max_dynamic_patch", 1.0, 1024.0));
+  HR_TRY(thumbnail, top.get_bool("use_thumbnail"));
+  HR_TRY(downsample, get_number_in(top, "downsample_ratio", 0.0, 1.0));
+  HR_TRY(forced, top.get_int("force_image_size"));
+  HR_TRY(qkv_bias, vc.get_bool("qkv_bias"));
+  HR_TRY(qk_norm, vc.get_bool("qk_normalization"));
+  HR_TRY(norm, vc.get_string("norm_type"));
+  if (tiles) v.max_tiles = static_cast<int>(*tiles);
+  if (thumbnail) v.thumbnail_tile = *thumbnail;
+  if (downsample && v.pixel_shuffle_ratio == 0) v.pixel_shuffle_ratio = *downsample;
+  if (forced && *forced > 0) v.image_size = static_cast<int>(*forced);
+  if (qkv_bias) v.qkv_bias = *qkv_bias;
+  if (qk_norm) v.qk_norm = *qk_norm;
+  if (norm) v.rms_norm = *norm == "rms_norm";
+  return true;
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
   if (!vc) return std::optional<VisionConfig>{};
@@ -142,6 +162,8 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
     if (hidden) v.hidden_size = static_cast<int>(hidden->second);
     if (inter) v.intermediate_size = static_cast<int>(inter->second);
   }
+  HR_TRY(internvl, read_internvl_tiling(top, *vc, v));
+  (void)internvl;
   return std::optional<VisionConfig>(v);
 }
 

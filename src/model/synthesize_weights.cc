@@ -406,7 +406,7 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
@@ -421,6 +421,7 @@ VisionFamily vision_family(const ModelSpec& m) {
   if (has(a, "Llama4") || vt == "llama4_vision_model") return VisionFamily::llama4;
   if (has(a, "Gemma3ForConditionalGeneration")) return VisionFamily::gemma3;
   if (has(a, "Llava") || vt == "clip_vision_model") return VisionFamily::clip;
+  if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return VisionFamily::internvl;
   return VisionFamily::generic;
 }
 
@@ -620,6 +621,41 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
   }
 }
 
+void add_internvl_vision(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  // intern_vit.py (InternVisionModel): a class token and a learned position per patch plus one,
+  // fused qkv (biased unless qkv_bias is false; q/k RMSNorms with qk_normalization), layer scales
+  // ls1/ls2, LayerNorms (RMSNorms with norm_type rms_norm). internvl.py's projector mlp1: a
+  // LayerNorm over the pixel-shuffled width (h / downsample_ratio²), then that width → H → H.
+  const std::string p = "vision_model.";
+  const std::int64_t side = v.image_size > 0 ? v.image_size / patch : 0;
+  b.dense(p + "embeddings.class_embedding", {1, 1, h});
+  b.dense(p + "embeddings.patch_embedding.weight", {h, 3, patch, patch});
+  b.dense(p + "embeddings.patch_embedding.bias", {h});
+  if (side > 0) b.dense(p + "embeddings.position_embedding", {1, side * side + 1, h});
+  for (int i = 0; i < v.depth; ++i) {
+    const std::string l = p + "encoder.layers." + std::to_string(i) + ".";
+    linear_bias(b, l + "attn.qkv", 3 * h, h, v.qkv_bias);
+    if (v.qk_norm) {
+      b.dense(l + "attn.q_norm.weight", {h});
+      b.dense(l + "attn.k_norm.weight", {h});
+    }
+    linear_bias(b, l + "attn.proj", h, h);
+    linear_bias(b, l + "mlp.fc1", I, h);
+    linear_bias(b, l + "mlp.fc2", h, I);
+    layer_norm(b, l + "norm1", h, !v.rms_norm);
+    layer_norm(b, l + "norm2", h, !v.rms_norm);
+    b.dense(l + "ls1", {h});
+    b.dense(l + "ls2", {h});
+  }
+  const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+  const auto shuffled = static_cast<std::int64_t>(std::llround(static_cast<double>(h) / (ratio * ratio)));
+  layer_norm(b, "mlp1.0", shuffled);
+  linear_bias(b, "mlp1.1", H, shuffled);
+  linear_bias(b, "mlp1.3", H, H);
+}
+
 // The vision tower and projector, one function per family of vLLM model code.
 void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
@@ -633,6 +669,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::moonvit: return add_moonvit(b, m);
     case VisionFamily::pixtral: return add_pixtral_vision(b, m);
     case VisionFamily::llama4: return add_llama4_vision(b, m);
+    case VisionFamily::internvl: return add_internvl_vision(b, m);
     case VisionFamily::gemma3:
     case VisionFamily::clip:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
