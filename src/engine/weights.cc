@@ -214,6 +214,40 @@ std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp, const s
   return out;
 }
 
+namespace {
+
+// Rotary cos/sin caches (rotary_embedding/: get_rope keeps one module per distinct configuration,
+// shared by the layers that use it, on every rank; base.py builds [max_position, rotary_dim] in
+// float32 and keeps it in the model dtype; linear / dynamic / YaRN scaling multiply the rows by the
+// factor; M-RoPE by 4 from v0.7.2, WeightPlan::rope_cache_positions_factor). Models with a rope per
+// layer type build one more table:
+// - Gemma 3 and 3n (gemma3.py): sliding layers use rope_local_base_freq without scaling, global
+//   layers the config's rope: [max_position, head_dim] beside the scaled table (#33911 logs the
+//   global one's 1,048,576 rows for Gemma 3's linear factor 8).
+// - Gemma 4 (gemma4.py): sliding layers [max_position, head_dim]; full-attention layers' proportional
+//   rope (gemma4_rope.py) is as wide as global_head_dim, whatever its partial_rotary_factor.
+Bytes rope_cache_bytes(const ModelSpec& model, const WeightPlan& plan, double target_bytes) {
+  if (model.max_position_embeddings <= 0) return 0;
+  const int rotary_dim = model.mla ? model.mla->qk_rope_head_dim : model.head_dim;
+  std::int64_t max_pos = model.max_position_embeddings;
+  if (model.rope_scaling && (model.rope_scaling->type == "yarn" || model.rope_scaling->type == "linear" ||
+                             model.rope_scaling->type == "dynamic")) {
+    std::int64_t base = model.rope_scaling->original_max_position_embeddings.value_or(max_pos);
+    max_pos = static_cast<std::int64_t>(static_cast<double>(base) * model.rope_scaling->factor);
+  }
+  max_pos *= std::max(1, plan.rope_cache_positions_factor);
+  double rows_x_width = static_cast<double>(max_pos) * rotary_dim * model.partial_rotary_factor;
+  const std::string& type = model.model_type;
+  if (type.starts_with("gemma3")) {
+    rows_x_width += static_cast<double>(model.max_position_embeddings) * model.head_dim;
+  } else if (type.starts_with("gemma4") && model.full_attention_shape && model.full_attention_shape->head_dim > 0) {
+    rows_x_width += static_cast<double>(model.max_position_embeddings) * model.full_attention_shape->head_dim;
+  }
+  return static_cast<Bytes>(rows_x_width * target_bytes);
+}
+
+}  // namespace
+
 std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInventory& inventory, const WeightPlan& plan) {
   const int tp = std::max(1, plan.tensor_parallel_size);
   const int pp = std::max(1, plan.pipeline_parallel_size);
@@ -305,21 +339,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   // Tied embeddings with PP > 1: the last stage loads its own LM head from the embedding.
   if (!has_lm_head && pp > 1) stage_bytes[static_cast<std::size_t>(pp - 1)] += embedding_rank_bytes;
 
-  // Rotary cos/sin cache (rotary_embedding.py): max_position × rotary_dim in the model dtype, one
-  // per distinct rope configuration; allocated on every rank during load.
-  Bytes rope = 0;
-  if (model.max_position_embeddings > 0) {
-    int rotary_dim = model.mla ? model.mla->qk_rope_head_dim : model.head_dim;
-    const double partial = model.partial_rotary_factor;
-    std::int64_t max_pos = model.max_position_embeddings;
-    if (model.rope_scaling && (model.rope_scaling->type == "yarn" || model.rope_scaling->type == "linear" ||
-                               model.rope_scaling->type == "dynamic")) {
-      std::int64_t base = model.rope_scaling->original_max_position_embeddings.value_or(max_pos);
-      max_pos = static_cast<std::int64_t>(static_cast<double>(base) * model.rope_scaling->factor);
-    }
-    max_pos *= std::max(1, plan.rope_cache_positions_factor);
-    rope = static_cast<Bytes>(static_cast<double>(max_pos) * rotary_dim * partial * target_bytes);
-  }
+  const Bytes rope = rope_cache_bytes(model, plan, target_bytes);
   for (int s = 0; s < pp; ++s) {
     stages[static_cast<std::size_t>(s)].rope_cache = rope;
     stages[static_cast<std::size_t>(s)].bytes = static_cast<Bytes>(std::llround(stage_bytes[static_cast<std::size_t>(s)])) + rope;

@@ -88,6 +88,20 @@ TEST(VisionWeights, MropeCacheCoversFourTimesTheMaxPosition) {
   }
 }
 
+// Gemma 3's sliding layers use rope_local_base_freq unscaled beside the global layers' linear
+// factor 8 (gemma3.py; #33911 logs the global table's 1,048,576 rows); Gemma 4's full-attention
+// layers use a proportional rope as wide as global_head_dim 512 (gemma4_rope.py) beside the sliding
+// layers' [max_position, 256]. get_rope shares each table between the layers of its type.
+TEST(VisionWeights, GemmaBuildsOneRopeTablePerLayerType) {
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  const ModelSpec g3 = model("google/gemma-3-4b-it");
+  EXPECT_EQ(engine::stage_weights(g3, synthesize_weights(g3), plan).front().rope_cache,
+            Bytes{1'048'576 + 131'072} * 256 * 2);
+  const ModelSpec g4 = model("google/gemma-4-E2B");
+  EXPECT_EQ(engine::stage_weights(g4, synthesize_weights(g4), plan).front().rope_cache, Bytes{131'072} * (256 + 512) * 2);
+}
+
 // Qwen3.5 writes partial_rotary_factor inside text_config.rope_parameters (transformers v5):
 // rotary_dim is a quarter of head_dim 256.
 TEST(VisionWeights, PartialRotaryFactorIsReadFromRopeParameters) {
