@@ -342,6 +342,30 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
   return text_only_mode(model, flags) && !(version < VllmVersion{0, 10, 1});
 }
 
+namespace {
+
+// The largest item of a sized family, as its processing info builds it.
+EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& flags, const ResolvedSettings& settings,
+                       const VllmVersion& version) {
+  return family == Family::qwen_dynamic     ? qwen_profiled_item(model, flags, settings, version)
+         : family == Family::llama4_tiles   ? llama4_item(model)
+         : family == Family::internvl_tiles ? internvl_item(model, flags)
+         : family == Family::moonvit        ? moonvit_item(model)
+         : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
+                                            : fixed_item(model, family);
+}
+
+}  // namespace
+
+std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
+                                           const VllmVersion& version) {
+  const Family family = family_of(model);
+  if (family == Family::none || family == Family::unsized) return std::nullopt;
+  EncoderItem item = sized_item(model, family, flags, settings, version);
+  if (item.patches <= 0 || item.tokens <= 0 || limit_for(flags, item.modality) == 0) return std::nullopt;
+  return item;
+}
+
 EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
                                const VllmVersion& version, double dtype_bytes, const EncoderDevice& device) {
   EncoderProfile p;
@@ -361,12 +385,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     none.family_unsized = true;
     return none;
   }
-  p.item = family == Family::qwen_dynamic   ? qwen_profiled_item(model, flags, settings, version)
-           : family == Family::llama4_tiles ? llama4_item(model)
-           : family == Family::internvl_tiles ? internvl_item(model, flags)
-           : family == Family::moonvit      ? moonvit_item(model)
-           : family == Family::gemma4       ? gemma4_profiled_item(model, flags, version)
-                                            : fixed_item(model, family);
+  p.item = sized_item(model, family, flags, settings, version);
   if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
   if (limit_for(flags, "image") == 0 && p.item.modality == "image") {
     // Images off, video on (Qwen-VL): vLLM profiles video; its largest item is not sized here.

@@ -57,6 +57,13 @@ struct EncoderDevice {
 EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
                                const VllmVersion& version, double dtype_bytes, const EncoderDevice& device);
 
+// The largest item vLLM budgets for the tower, what compute_mm_encoder_budget compares with
+// max_num_batched_tokens when chunked multimodal input is off: for the families encoder_profile
+// sizes, whether or not the pass runs (--skip-mm-profiling skips only the pass); nullopt for the
+// others, and when the item's modality is limited to 0.
+std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
+                                           const VllmVersion& version);
+
 // Whether vLLM runs the model text-only: every modality it has limited to 0 by
 // --limit-mm-per-prompt, or --language-model-only. From v0.10.1 (#22299) the model classes then
 // leave their encoders and projectors unbuilt, so their weights are not loaded either.

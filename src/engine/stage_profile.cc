@@ -61,7 +61,7 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   r.encoder_other_reading = encoder.other_reading;
   r.encoder_other_reading_why = encoder.other_reading_why;
   r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
-  r.encoder_pass_unsized = encoder.family_unsized && !r.encoder_pass_off;
+  r.encoder_pass_unsized = encoder.family_unsized;  // only set where the pass runs
   // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
   // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)
   if (encoder.items > 0)

@@ -212,13 +212,9 @@ std::optional<Failure> prefix_lm_item_failure(const StartupCheckInputs& in) {
   const bool prefix_lm = gemma4_prefix_lm(in.model, in.version);
   if ((!prefix_lm && !in.flags.disable_chunked_mm_input) || !in.version.is_v1_engine() || text_only_mode(in.model, in.flags))
     return std::nullopt;
-  std::int64_t item = 0;
-  if (prefix_lm) {
-    item = gemma4_profiled_item(in.model, in.flags, in.version).budget_tokens;
-  } else {
-    const EncoderProfile p = encoder_profile(in.model, in.flags, in.settings, in.version, 2.0, {});
-    item = std::max(p.item.tokens, p.item.budget_tokens);
-  }
+  const auto largest = largest_mm_item(in.model, in.flags, in.settings, in.version);
+  if (!largest) return std::nullopt;
+  const std::int64_t item = std::max(largest->tokens, largest->budget_tokens);
   const std::int64_t batched = in.settings.max_num_batched_tokens;
   if (item <= batched) return std::nullopt;
   return Failure{"mm_item_exceeds_batched_tokens", "config",

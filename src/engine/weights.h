@@ -35,10 +35,6 @@ struct StageWeights {
   int end_layer = 0;
 };
 
-// Layers per pipeline stage as vllm/distributed/utils.py get_pp_indices splits them: base = L / pp
-// and the remainder goes one each to the stages before the last, filled from the back.
-// `partition` (from VLLM_PP_LAYER_PARTITION, already checked: pp entries summing to num_layers)
-// replaces that split when not empty.
 // Whether vLLM builds the model's rotary embedding as MRotaryEmbedding (rotary_embedding get_rope:
 // a rope_scaling / rope_parameters with "mrope_section", or the legacy "type": "mrope"). Catalogue
 // lines whose config copy dropped the block are recognised by the Qwen-VL / Omni / Qwen3.5
@@ -51,6 +47,10 @@ bool uses_mrope(const ModelSpec& model);
 // since; 1 before it and for other rotary embeddings.
 int mrope_cache_factor(const ModelSpec& model, const VllmVersion& version);
 
+// Layers per pipeline stage as vllm/distributed/utils.py get_pp_indices splits them: base = L / pp
+// and the remainder goes one each to the stages before the last, filled from the back.
+// `partition` (from VLLM_PP_LAYER_PARTITION, already checked: pp entries summing to num_layers)
+// replaces that split when not empty.
 std::vector<std::pair<int, int>> pp_layer_ranges(int num_layers, int pp, const std::vector<int>& partition = {});
 
 // VLLM_PP_LAYER_PARTITION as get_pp_indices reads it: `int(layer) for layer in s.split(",")`

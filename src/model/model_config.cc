@@ -94,14 +94,14 @@ Result<bool> read_internvl_tiling(const ConfigReader& top, const ConfigReader& v
   HR_TRY(tiles, get_number_in(top, "max_dynamic_patch", 1.0, 1024.0));
   HR_TRY(thumbnail, top.get_bool("use_thumbnail"));
   HR_TRY(downsample, get_number_in(top, "downsample_ratio", 0.0, 1.0));
-  HR_TRY(forced, top.get_int("force_image_size"));
+  HR_TRY(forced, get_number_in(top, "force_image_size", 1.0, 65536.0));  // bounded before the int cast
   HR_TRY(qkv_bias, vc.get_bool("qkv_bias"));
   HR_TRY(qk_norm, vc.get_bool("qk_normalization"));
   HR_TRY(norm, vc.get_string("norm_type"));
   if (tiles) v.max_tiles = static_cast<int>(*tiles);
   if (thumbnail) v.thumbnail_tile = *thumbnail;
   if (downsample && v.pixel_shuffle_ratio == 0) v.pixel_shuffle_ratio = *downsample;
-  if (forced && *forced > 0) v.image_size = static_cast<int>(*forced);
+  if (forced) v.image_size = static_cast<int>(*forced);
   if (qkv_bias) v.qkv_bias = *qkv_bias;
   if (qk_norm) v.qk_norm = *qk_norm;
   if (norm) v.rms_norm = *norm == "rms_norm";

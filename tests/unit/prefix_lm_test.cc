@@ -95,5 +95,24 @@ TEST(PrefixLm, DisableChunkedMmInputNeedsTheLargestItemInOneBatch) {
   EXPECT_TRUE(call->flags.disable_chunked_mm_input);
 }
 
+// compute_mm_encoder_budget runs when the model runner is built; --skip-mm-profiling skips only the
+// dummy encoder pass (gpu_model_runner.py profile_run), so the check still stops the start.
+TEST(PrefixLm, SkippingTheProfilePassKeepsTheItemCheck) {
+  VllmFlags f;
+  f.max_model_len = 32768;
+  f.disable_chunked_mm_input = true;
+  f.skip_mm_profiling = true;
+  Prediction qwen = run_at(model("Qwen/Qwen2.5-VL-7B-Instruct"), gpus("H100"), f, VllmVersion{0, 11, 0});
+  ASSERT_TRUE(qwen.failure);
+  EXPECT_EQ(qwen.failure->error_class, "mm_item_exceeds_batched_tokens");
+  EXPECT_EQ(qwen.failure->mm_item_tokens, std::optional<std::int64_t>{16384});
+  VllmFlags g;
+  g.max_model_len = 8192;
+  g.skip_mm_profiling = true;
+  Prediction gemma = run_at(model("nvidia/Gemma-4-31B-IT-NVFP4"), gpus("L40S"), g, VllmVersion{0, 20, 0});
+  ASSERT_TRUE(gemma.failure);
+  EXPECT_EQ(gemma.failure->mm_item_tokens, std::optional<std::int64_t>{2496});
+}
+
 }  // namespace
 }  // namespace headroom
