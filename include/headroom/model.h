@@ -2,6 +2,7 @@
 // (local folder, Hugging Face cache) and safetensors headers, or from the built-in catalogue.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -142,6 +143,11 @@ struct VisionConfig {
   bool qk_norm = false;              // InternViT: qk_normalization (the 6B tower)
   bool rms_norm = false;             // InternViT: norm_type rms_norm
   std::int64_t in_token_limit = 0;   // Kimi-VL's MoonViT: the most patches one image keeps
+  // LLaVA-NeXT / OneVision: image_grid_pinpoints, the [height, width] canvases an image is tiled
+  // into (empty: the release's list), and vision_feature_select_strategy ("default" drops the
+  // class token's feature, "full" keeps every feature; "" when not stated).
+  std::vector<std::array<int, 2>> grid_pinpoints;
+  std::string feature_select_strategy;
   std::string processor_source;      // the preprocessor_config.json these were read from ("" if none)
 };
 

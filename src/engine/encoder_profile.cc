@@ -1,7 +1,9 @@
 #include "engine/encoder_profile.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "engine/gemma4_vision.h"
 #include "engine/qwen3_vl_video.h"
@@ -16,7 +18,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -25,9 +27,13 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "Qwen2VL") || has(a, "Qwen2_5_VL") || has(a, "Qwen3VL") || has(a, "Qwen3_5") || has(a, "DotsOCR") ||
       has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || vt.starts_with("qwen") || vt == "dots_vit")
     return Family::qwen_dynamic;
+  // LLaVA-NeXT-Video profiles a video of pooled frames (llava_next_video.py), not sized here.
+  if (has(a, "LlavaNextVideo")) return Family::unsized;
+  if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
   if (has(a, "Gemma3ForConditionalGeneration") || vt == "siglip_vision_model") return Family::siglip_fixed;
-  if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
+  // Pixtral-12B in transformers' layout is a LlavaForConditionalGeneration over a pixtral tower.
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return Family::pixtral;
+  if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
   if (has(a, "Llama4ForConditionalGeneration") || vt == "llama4_vision_model") return Family::llama4_tiles;
   if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return Family::internvl_tiles;
   if (has(a, "KimiVL") || vt == "moonvit") return Family::moonvit;
@@ -123,9 +129,112 @@ EncoderItem fixed_item(const ModelSpec& m, Family family) {
     item.tokens = side * side;
   }
   if (family == Family::pixtral) {
-    const std::int64_t merged = side / std::max(1, v.spatial_merge_size > 0 ? v.spatial_merge_size : 2);
+    // Mistral 3 merges 2 x 2 patches (its config's spatial_merge_size); Pixtral-12B in the LLaVA
+    // layout has no merger (llava.py PixtralHFEncoderInfo: getattr(hf_config, "spatial_merge_size", 1)).
+    const int merge = v.spatial_merge_size > 0 ? v.spatial_merge_size : has(m.architecture, "Llava") ? 1 : 2;
+    const std::int64_t merged = side / merge;
     item.tokens = merged * merged + merged;
   }
+  return item;
+}
+
+// transformers' select_best_resolution (image_processing_utils.py), which get_anyres_image_grid_shape
+// uses: the canvas that keeps the most of the image's pixels, then the one that wastes the fewest.
+std::array<int, 2> best_canvas(std::int64_t height, std::int64_t width, const std::vector<std::array<int, 2>>& canvases) {
+  std::array<int, 2> best{0, 0};
+  std::int64_t most_kept = 0;
+  double least_waste = 1e300;
+  for (const auto& [h, w] : canvases) {
+    const double scale = std::min(static_cast<double>(w) / static_cast<double>(width), static_cast<double>(h) / static_cast<double>(height));
+    const auto kept = std::min(static_cast<std::int64_t>(static_cast<double>(width) * scale) *
+                                   static_cast<std::int64_t>(static_cast<double>(height) * scale),
+                               width * height);
+    const double waste = static_cast<double>(h) * static_cast<double>(w) - static_cast<double>(kept);
+    if (kept > most_kept || (kept == most_kept && waste < least_waste)) {
+      best = {h, w};
+      most_kept = kept;
+      least_waste = waste;
+    }
+  }
+  return best;
+}
+
+// The canvases when the config names none: llava-v1.6's five of one to three tiles, and
+// OneVision's anyres_max_9 grid of 1-6 x 1-6 tiles (the released configs' image_grid_pinpoints).
+std::vector<std::array<int, 2>> anyres_canvases(const VisionConfig& v, bool onevision) {
+  if (!v.grid_pinpoints.empty()) return v.grid_pinpoints;
+  const int s = v.image_size;
+  if (!onevision) return {{s, 2 * s}, {2 * s, s}, {2 * s, 2 * s}, {3 * s, s}, {s, 3 * s}};
+  std::vector<std::array<int, 2>> grid;
+  for (int i = 1; i <= 6; ++i)
+    for (int j = 1; j <= 6; ++j) grid.push_back({i * s, j * s});
+  return grid;
+}
+
+// get_num_image_tokens' tiled part (llava_next.py _get_num_unpadded_features, and OneVision's
+// override, which rounds to 7 places and then scales a grid of more than 1.1 x 9 tiles' features
+// back): the unpadded features of the best canvas plus one newline per row.
+std::int64_t anyres_unpadded_tokens(std::int64_t height, std::int64_t width, std::int64_t grid, std::int64_t rows, std::int64_t cols,
+                                    bool onevision) {
+  std::int64_t ch = grid * rows, cw = grid * cols;
+  if (static_cast<double>(width) / static_cast<double>(height) > static_cast<double>(cw) / static_cast<double>(ch)) {
+    const std::int64_t nh = onevision ? std::llround(static_cast<double>(height) * (static_cast<double>(cw) / static_cast<double>(width)) * 1e7) / 10'000'000
+                                      : height * cw / width;
+    ch -= 2 * ((ch - nh) / 2);
+  } else {
+    const std::int64_t nw = onevision ? std::llround(static_cast<double>(width) * (static_cast<double>(ch) / static_cast<double>(height)) * 1e7) / 10'000'000
+                                      : width * ch / height;
+    cw -= 2 * ((cw - nw) / 2);
+  }
+  if (onevision) {
+    const double ratio = std::sqrt(static_cast<double>(ch * cw) / (9.0 * static_cast<double>(grid * grid)));
+    if (ratio > 1.1) {
+      ch = static_cast<std::int64_t>(std::floor(static_cast<double>(ch) / ratio));
+      cw = static_cast<std::int64_t>(std::floor(static_cast<double>(cw) / ratio));
+    }
+  }
+  return ch * cw + ch;
+}
+
+// LLaVA-NeXT (llava_next.py) and OneVision (llava_onevision.py): the dummy image is the pinpoint
+// with the most tokens (NeXT) or OneVision's fixed 1153 x 944 (get_image_size_with_most_features,
+// "found via processor tests"); the processor cuts its best canvas into tiles of image_size and
+// adds the whole image as one more, each (image_size / patch)² patches (and CLIP's class token)
+// in the tower. Tokens: the base tile's features (less the class token's under the "default"
+// strategy) plus the unpadded tiled features and their newlines.
+EncoderItem llava_anyres_item(const ModelSpec& m) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  const bool onevision = has(m.architecture, "LlavaOnevision");
+  const std::int64_t grid = v.image_size / v.patch_size;
+  const std::int64_t per_tile = grid * grid + (v.model_type == "siglip_vision_model" ? 0 : 1);
+  const std::int64_t base = per_tile - (v.feature_select_strategy == "full" ? 0 : 1);
+  const auto canvases = anyres_canvases(v, onevision);
+  auto tokens_of = [&](std::int64_t h, std::int64_t w, std::array<int, 2>& canvas) {
+    canvas = best_canvas(h, w, canvases);
+    return base + anyres_unpadded_tokens(h, w, grid, canvas[0] / v.image_size, canvas[1] / v.image_size, onevision);
+  };
+  std::array<int, 2> canvas{0, 0}, image{944, 1153};
+  if (onevision) {
+    item.tokens = tokens_of(image[0], image[1], canvas);
+  } else {
+    for (const auto& [h, w] : canvases) {
+      std::array<int, 2> c{0, 0};
+      if (const std::int64_t t = tokens_of(h, w, c); t > item.tokens) {
+        item.tokens = t;
+        image = {h, w};
+        canvas = c;
+      }
+    }
+  }
+  const std::int64_t tiles = static_cast<std::int64_t>(canvas[0] / v.image_size) * (canvas[1] / v.image_size) + 1;
+  item.modality = "image";
+  item.attention_span = per_tile;  // the tower attends within each tile
+  item.patches = tiles * per_tile;
+  item.source = std::to_string(image[1]) + "x" + std::to_string(image[0]) + " pixels, " + std::to_string(tiles) + " tiles of " +
+                std::to_string(v.image_size) + " (" + (v.grid_pinpoints.empty() ? "the release's" : "the config's") +
+                " image_grid_pinpoints)";
   return item;
 }
 
@@ -318,6 +427,14 @@ void gemma4_peak(EncoderProfile& p, const VllmVersion& version, const EncoderDev
   p.units_per_forward = units;
 }
 
+// Towers that take video as well as images: the Qwen-VL family, Gemma 4, LLaVA-OneVision and
+// LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits).
+bool takes_video(const ModelSpec& model) {
+  const Family f = family_of(model);
+  return f == Family::qwen_dynamic || f == Family::gemma4 || has(model.architecture, "LlavaOnevision") ||
+         has(model.architecture, "LlavaNextVideo");
+}
+
 }  // namespace
 
 bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
@@ -328,10 +445,9 @@ bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
     auto it = flags.limit_mm_per_prompt.find(modality);
     if (it == flags.limit_mm_per_prompt.end() || it->second > 0) {
       // An unnamed modality keeps its default limit unless the model has no such input; the
-      // catalogue's towers take images (and video for the Qwen-VL family), never audio here.
+      // catalogue's towers take images (and video where takes_video says so), never audio here.
       if (std::string(modality) == "audio") continue;
-      if (std::string(modality) == "video" && family_of(model) != Family::qwen_dynamic && family_of(model) != Family::gemma4)
-        continue;
+      if (std::string(modality) == "video" && !takes_video(model)) continue;
       return false;
     }
   }
@@ -350,6 +466,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
   return family == Family::qwen_dynamic     ? qwen_profiled_item(model, flags, settings, version)
          : family == Family::llama4_tiles   ? llama4_item(model)
          : family == Family::internvl_tiles ? internvl_item(model, flags)
+         : family == Family::llava_anyres   ? llava_anyres_item(model)
          : family == Family::moonvit        ? moonvit_item(model)
          : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
                                             : fixed_item(model, family);

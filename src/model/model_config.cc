@@ -108,6 +108,26 @@ Result<bool> read_internvl_tiling(const ConfigReader& top, const ConfigReader& v
   return true;
 }
 
+// LLaVA-NeXT / OneVision: image_grid_pinpoints beside vision_config, a list of [height, width]
+// canvases. Published lists have 5 (LLaVA-NeXT 1.6) to 36 (OneVision) entries of 336-2304 pixels;
+// more than 1,024 entries or a side outside 1-65,536 is refused rather than iterated.
+Result<bool> read_llava_anyres(const ConfigReader& top, VisionConfig& v) {
+  HR_TRY(strategy, top.get_string("vision_feature_select_strategy"));
+  if (strategy) v.feature_select_strategy = *strategy;
+  if (!top.has("image_grid_pinpoints")) return true;
+  const auto& list = top.json().at("image_grid_pinpoints");
+  if (!list.is_array() || list.size() > 1024)
+    return tl::unexpected(top.type_error("image_grid_pinpoints", "list of at most 1,024 [height, width] pairs"));
+  for (const auto& pair : list) {
+    const bool ok = pair.is_array() && pair.size() == 2 && pair[0].is_number_integer() && pair[1].is_number_integer() &&
+                    pair[0].get<std::int64_t>() >= 1 && pair[0].get<std::int64_t>() <= 65536 &&
+                    pair[1].get<std::int64_t>() >= 1 && pair[1].get<std::int64_t>() <= 65536;
+    if (!ok) return tl::unexpected(top.type_error("image_grid_pinpoints", "[height, width] pairs of 1-65536 pixels"));
+    v.grid_pinpoints.push_back({pair[0].get<int>(), pair[1].get<int>()});
+  }
+  return true;
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
   if (!vc) return std::optional<VisionConfig>{};
@@ -164,6 +184,8 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   }
   HR_TRY(internvl, read_internvl_tiling(top, *vc, v));
   (void)internvl;
+  HR_TRY(anyres, read_llava_anyres(top, v));
+  (void)anyres;
   return std::optional<VisionConfig>(v);
 }
 

@@ -600,8 +600,11 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
   const std::string p = "vision_tower.";
   b.dense(p + "vision_model.embeddings.patch_embedding.weight", {h, 3, patch, patch});
   b.dense(p + "vision_model.embeddings.patch_embedding.bias", {h});
+  // CLIP has a class token and its position; SigLIP (also under LLaVA-OneVision) has neither.
+  const bool class_token = family == VisionFamily::clip && v.model_type != "siglip_vision_model";
+  if (class_token) b.dense(p + "vision_model.embeddings.class_embedding", {h});
   if (v.image_size > 0) {
-    std::int64_t n = (v.image_size / patch) * (v.image_size / patch) + (family == VisionFamily::clip ? 1 : 0);
+    std::int64_t n = (v.image_size / patch) * (v.image_size / patch) + (class_token ? 1 : 0);
     b.dense(p + "vision_model.embeddings.position_embedding.weight", {n, h});
   }
   for (int i = 0; i < v.depth; ++i)
@@ -613,9 +616,12 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
     b.dense("multi_modal_projector.mm_input_projection_weight", {h, H});
     b.dense("multi_modal_projector.mm_soft_emb_norm.weight", {h});
   } else if (family == VisionFamily::clip) {
-    // llava.py: a two-layer MLP projector.
+    // llava.py: a two-layer MLP projector; LLaVA-NeXT and OneVision add the row-end embedding
+    // (llava_next.py / llava_onevision.py image_newline).
     linear_bias(b, "multi_modal_projector.linear_1", H, h);
     linear_bias(b, "multi_modal_projector.linear_2", H, H);
+    if (m.architecture.find("LlavaNext") != std::string::npos || m.architecture.find("LlavaOnevision") != std::string::npos)
+      b.dense("image_newline", {H});
   } else {
     b.dense("multi_modal_projector.linear.weight", {H, h});
   }

@@ -1,5 +1,6 @@
-// Towers with tiled inputs: InternVL's profile pass as internvl.py builds it, and a tower headroom
-// does not size (Llama 3.2 Vision), whose pass vLLM still runs.
+// Towers with tiled inputs: InternVL's and LLaVA-NeXT / OneVision's profile passes as internvl.py,
+// llava_next.py and llava_onevision.py build them, and a tower headroom does not size (Llama 3.2
+// Vision), whose pass vLLM still runs.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -19,6 +20,26 @@ constexpr const char* k_internvl = R"({"architectures": ["InternVLChatModel"], "
     "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16"},
   "vision_config": {"architectures": ["InternVisionModel"], "model_type": "intern_vit_6b", "hidden_size": 1024, "image_size": 448,
     "intermediate_size": 4096, "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14, "qkv_bias": true}})";
+
+// llava-hf/llava-v1.6-mistral-7b-hf's config.json shape: a CLIP ViT-L/14-336 tower, five pinpoints.
+constexpr const char* k_llava_next = R"({"architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
+  "image_grid_pinpoints": [[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]], "image_token_index": 32000,
+  "projector_hidden_act": "gelu", "vision_feature_layer": -2, "vision_feature_select_strategy": "default", "torch_dtype": "float16",
+  "text_config": {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 32064,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false},
+  "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+    "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14, "projection_dim": 768}})";
+
+// llava-hf/llava-onevision-qwen2-7b-ov-hf's shape: a SigLIP so400m tower, the "full" strategy,
+// and no pinpoints written (the release's 6 x 6 grid of 384-pixel tiles applies).
+constexpr const char* k_llava_onevision = R"({"architectures": ["LlavaOnevisionForConditionalGeneration"],
+  "model_type": "llava_onevision", "vision_feature_layer": -1, "vision_feature_select_strategy": "full", "torch_dtype": "bfloat16",
+  "text_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+    "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 152128,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false},
+  "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 384, "intermediate_size": 4304,
+    "num_attention_heads": 16, "num_hidden_layers": 26, "patch_size": 14}})";
 
 bool notes(const Prediction& p, const std::string& part) {
   for (const auto& n : p.notes)
@@ -90,6 +111,57 @@ TEST(InternVl, WeightsHaveTheProjectorAndTheClassToken) {
   EXPECT_EQ(shape_of("vision_model.encoder.layers.23.attn.qkv.weight"), (std::vector<std::int64_t>{3072, 1024}));
   EXPECT_EQ(shape_of("vision_model.encoder.layers.23.ls2"), (std::vector<std::int64_t>{1024}));
   EXPECT_TRUE(shape_of("vision_model.encoder.layers.24.attn.qkv.weight").empty());
+}
+
+// LLaVA-NeXT (llava_next.py get_image_size_with_most_features): vLLM scores each pinpoint with
+// get_num_image_tokens. 336 x 672: a 1 x 2 grid of 24 x 24 patches, 24 x 48 features + 24
+// newlines + 576 base = 1,752; 672 x 336: 1,776; 672 x 672: 48 x 48 + 48 + 576 = 2,928; 1008 x 336:
+// 2,376; 336 x 1008: 2,328. The dummy is 672 x 672: 4 tiles and the base image, 5 x (576 + CLIP's
+// class token) = 2,885 patches. At the H100's 8192 batched tokens, 8192 / 2928 = 2 images.
+TEST(LlavaNext, ProfilesTheLargestPinpoint) {
+  auto m = parse_model_config_text(k_llava_next, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->grid_pinpoints.size(), 5u);
+  EXPECT_EQ(m->vision->feature_select_strategy, "default");
+  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(notes(h100, "2 dummy image(s) of 2,928 embeddings"));
+  EXPECT_TRUE(notes(h100, "budget of 8192 tokens, and profiled with 2 image items"));
+  EXPECT_FALSE(h100.uncertainty && names(h100, "processor unsized"));
+}
+
+// LLaVA-OneVision (llava_onevision.py): the dummy image is 1153 x 944. select_best_resolution
+// takes the 4 x 3-tile canvas (1536 x 1152, the smallest that keeps every pixel): 81 x 108
+// features, unpadded to 81 x 98 (new width round(1153 x 81 / 944) = 98), sqrt(7938 / (9 x 729))
+// = 1.0999, not above 1.1, so 7,938 + 81 newlines + 729 base = 8,748 tokens (more than a 16-frame
+// video's 16 x 196 + 1 = 3,137, so the profile takes the image). One image fills the budget.
+TEST(LlavaOnevision, ProfilesTheFixedDummyImage) {
+  auto m = parse_model_config_text(k_llava_onevision, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  EXPECT_TRUE(m->vision->grid_pinpoints.empty());
+  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(notes(h100, "1 dummy image(s) of 8,748 embeddings"));
+  EXPECT_TRUE(notes(h100, "budget of 8748 tokens, and profiled with 1 image items"));
+  // Images off leaves video, so the tower stays loaded; LLaVA-NeXT takes images only, so there the
+  // same flag is vLLM's text-only mode, which skips loading the tower.
+  VllmFlags no_images;
+  no_images.limit_mm_per_prompt["image"] = 0;
+  EXPECT_EQ(test_support::run(*m, test_support::gpus("H100"), no_images).memory.weights, h100.memory.weights);
+  auto next = parse_model_config_text(k_llava_next, "config.json");
+  ASSERT_TRUE(next);
+  EXPECT_LT(test_support::run(*next, test_support::gpus("H100"), no_images).memory.weights,
+            test_support::run(*next, test_support::gpus("H100"), VllmFlags{}).memory.weights);
+}
+
+// A hostile pinpoint list is refused at the edge, with the key named.
+TEST(LlavaNext, RefusesImplausiblePinpoints) {
+  std::string text = k_llava_next;
+  const std::string from = "[[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]]";
+  text.replace(text.find(from), from.size(), "[[336, 0]]");
+  auto m = parse_model_config_text(text, "config.json");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("image_grid_pinpoints"), std::string::npos);
 }
 
 }  // namespace
