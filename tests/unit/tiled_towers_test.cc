@@ -154,6 +154,23 @@ TEST(LlavaOnevision, ProfilesTheFixedDummyImage) {
             test_support::run(*next, test_support::gpus("H100"), VllmFlags{}).memory.weights);
 }
 
+// mistral-community/pixtral-12b: transformers' LLaVA layout over a Pixtral tower, with no
+// spatial_merge_size anywhere, so PixtralHFEncoderInfo merges nothing: 1024 / 16 = 64 patches a
+// side, 64 x 64 tokens plus a break token per row = 4,160, one image in the H100's 8192.
+TEST(PixtralHf, HasNoPatchMerger) {
+  auto m = parse_model_config_text(R"({"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+    "image_token_index": 10, "projector_hidden_act": "gelu", "vision_feature_layer": -1, "torch_dtype": "bfloat16",
+    "text_config": {"model_type": "mistral", "hidden_size": 5120, "intermediate_size": 14336, "head_dim": 128,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 40, "vocab_size": 131072,
+      "max_position_embeddings": 1024000, "rope_theta": 1000000000.0},
+    "vision_config": {"model_type": "pixtral", "hidden_size": 1024, "image_size": 1024, "intermediate_size": 4096,
+      "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 16, "head_dim": 64}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(notes(h100, "1 dummy image(s) of 4,160 embeddings"));
+}
+
 // A hostile pinpoint list is refused at the edge, with the key named.
 TEST(LlavaNext, RefusesImplausiblePinpoints) {
   std::string text = k_llava_next;
