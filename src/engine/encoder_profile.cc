@@ -30,7 +30,11 @@ Family family_of(const ModelSpec& m) {
   // LLaVA-NeXT-Video profiles a video of pooled frames (llava_next_video.py), not sized here.
   if (has(a, "LlavaNextVideo")) return Family::unsized;
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
-  if (has(a, "Gemma3ForConditionalGeneration") || vt == "siglip_vision_model") return Family::siglip_fixed;
+  // Gemma 3 pools its SigLIP patches to 256 tokens (gemma3_mm.py); PaliGemma hands every patch on
+  // (paligemma.py: the SigLIP encoder info's (image_size / patch)² tokens). Other SigLIP towers
+  // (Aya Vision's tiles, Idefics3's splits, ...) are not sized.
+  if (has(a, "Gemma3ForConditionalGeneration")) return Family::siglip_fixed;
+  if (has(a, "PaliGemma")) return Family::clip_fixed;
   // Pixtral-12B in transformers' layout is a LlavaForConditionalGeneration over a pixtral tower.
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return Family::pixtral;
   if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
@@ -114,7 +118,8 @@ EncoderItem qwen_sized_dummy(const ModelSpec& m, const VllmFlags& flags, const V
 
 // Fixed-size towers: one image is (image_size / patch)² patches. Gemma 3 pools them to
 // mm_tokens_per_image (256, gemma3_mm.py); LLaVA adds CLIP's class token and hands every patch on
-// (llava.py); Mistral 3 merges 2 × 2 patches and adds one break token per row (pixtral.py).
+// (llava.py), as PaliGemma does with SigLIP's (paligemma.py); Mistral 3 merges 2 × 2 patches and
+// adds one break token per row (pixtral.py).
 EncoderItem fixed_item(const ModelSpec& m, Family family) {
   const auto& v = *m.vision;
   EncoderItem item;
@@ -125,7 +130,7 @@ EncoderItem fixed_item(const ModelSpec& m, Family family) {
   item.source = std::to_string(v.image_size) + "x" + std::to_string(v.image_size) + " pixels (the vision config's image_size)";
   if (family == Family::siglip_fixed) item.tokens = 256;
   if (family == Family::clip_fixed) {
-    item.patches += 1;
+    item.patches += v.model_type == "siglip_vision_model" ? 0 : 1;  // CLIP's class token; SigLIP has none
     item.tokens = side * side;
   }
   if (family == Family::pixtral) {

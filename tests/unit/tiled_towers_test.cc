@@ -171,6 +171,30 @@ TEST(PixtralHf, HasNoPatchMerger) {
   EXPECT_TRUE(notes(h100, "1 dummy image(s) of 4,160 embeddings"));
 }
 
+// google/paligemma2-3b-pt-448's shape: a SigLIP tower at 448 pixels under a Gemma 2 model.
+// paligemma.py takes the SigLIP encoder info's tokens, (448 / 14)² = 1,024, one per patch, where
+// Gemma 3 pools its 4,096 patches to 256. A SigLIP tower of another architecture (Aya Vision's
+// tiles) is not sized, so the range allows for its pass instead of borrowing Gemma 3's 256.
+TEST(SiglipTowers, PaliGemmaHandsEveryPatchOnAndOthersAreUnsized) {
+  const std::string paligemma = R"({"architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma",
+    "torch_dtype": "bfloat16", "text_config": {"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216,
+      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 26, "vocab_size": 257216,
+      "max_position_embeddings": 8192, "sliding_window": 4096},
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 448, "intermediate_size": 4304,
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "projection_dim": 2304}})";
+  auto m = parse_model_config_text(paligemma, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(notes(h100, "dummy image(s) of 1,024 embeddings"));
+  std::string aya = paligemma;
+  aya.replace(aya.find("PaliGemmaForConditionalGeneration"), std::string("PaliGemmaForConditionalGeneration").size(),
+              "AyaVisionForConditionalGeneration");
+  auto other = parse_model_config_text(aya, "config.json");
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_TRUE(names(test_support::run(*other, test_support::gpus("H100"), VllmFlags{}),
+                    "the largest input of AyaVisionForConditionalGeneration's processor unsized"));
+}
+
 // A hostile pinpoint list is refused at the edge, with the key named.
 TEST(LlavaNext, RefusesImplausiblePinpoints) {
   std::string text = k_llava_next;
