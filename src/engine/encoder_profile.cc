@@ -18,7 +18,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -27,6 +27,7 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "Qwen2VL") || has(a, "Qwen2_5_VL") || has(a, "Qwen3VL") || has(a, "Qwen3_5") || has(a, "DotsOCR") ||
       has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || vt.starts_with("qwen") || vt == "dots_vit")
     return Family::qwen_dynamic;
+  if (has(a, "Phi3VForCausalLM")) return Family::phi3v_crops;
   // LLaVA-NeXT-Video profiles a video of pooled frames (llava_next_video.py), not sized here.
   if (has(a, "LlavaNextVideo")) return Family::unsized;
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
@@ -240,6 +241,38 @@ EncoderItem llava_anyres_item(const ModelSpec& m) {
   item.source = std::to_string(image[1]) + "x" + std::to_string(image[0]) + " pixels, " + std::to_string(tiles) + " tiles of " +
                 std::to_string(v.image_size) + " (" + (v.grid_pinpoints.empty() ? "the release's" : "the config's") +
                 " image_grid_pinpoints)";
+  return item;
+}
+
+// Phi-3(.5)-vision (phi3v.py): get_image_size_with_most_features is 50 x 8000 pixels (16:1). The
+// processor's HD transform (processing_phi3_v.py calc_hd_transform_size) scales its long side to
+// `scale` crops of 336, the most with scale x ceil(scale / ratio) <= num_crops, and pads the short
+// side to one crop; calc_num_image_tokens_from_image_size counts (crops + 1) x 144 merged features,
+// a separator and 12 newlines per crop row plus the global image's. The pixel values are padded to
+// num_crops + 1 crops (pad_to_max_num_crops_tensor), each 24² patches and CLIP's class token.
+EncoderItem phi3v_item(const ModelSpec& m, const VllmFlags& flags) {
+  EncoderItem item;
+  const auto& v = *m.vision;
+  std::int64_t crops = v.max_tiles > 0 ? v.max_tiles : 16;
+  std::string source = v.max_tiles > 0 ? v.processor_source + " num_crops" : "Phi-3-vision's num_crops (16), the larger release's";
+  if (auto kw = mm_processor_kwarg(flags, "num_crops"); kw && *kw >= 1 && *kw <= 1024) {
+    crops = *kw;
+    source = "--mm-processor-kwargs num_crops";
+  }
+  const double ratio = 8000.0 / 50.0;
+  std::int64_t scale = 1;
+  while (static_cast<double>(scale) * std::ceil(static_cast<double>(scale) / ratio) <= static_cast<double>(crops)) ++scale;
+  --scale;
+  // The long side is `scale` crops; the short side, int(scale x 336 / ratio) pixels, pads up to whole crops.
+  const std::int64_t rows = scale;
+  const auto short_side = static_cast<std::int64_t>(static_cast<double>(scale * 336) / ratio);
+  const std::int64_t cols = std::max<std::int64_t>(1, (short_side + 335) / 336);
+  item.modality = "image";
+  item.tokens = (rows * cols + 1) * 144 + 1 + (rows + 1) * 12;
+  item.attention_span = 24 * 24 + 1;  // CLIP attends within each crop
+  item.patches = (crops + 1) * item.attention_span;
+  item.source = "50x8000 pixels, " + std::to_string(rows) + " crops of 336 and the global image, padded to " +
+                std::to_string(crops + 1) + " (" + source + ")";
   return item;
 }
 
@@ -472,6 +505,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::llama4_tiles   ? llama4_item(model)
          : family == Family::internvl_tiles ? internvl_item(model, flags)
          : family == Family::llava_anyres   ? llava_anyres_item(model)
+         : family == Family::phi3v_crops    ? phi3v_item(model, flags)
          : family == Family::moonvit        ? moonvit_item(model)
          : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
                                             : fixed_item(model, family);

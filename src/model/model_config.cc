@@ -128,9 +128,33 @@ Result<bool> read_llava_anyres(const ConfigReader& top, VisionConfig& v) {
   return true;
 }
 
+// Phi-3-vision and Phi-3.5-vision (Phi3VForCausalLM) write no vision_config: phi3v.py builds
+// CLIP_VIT_LARGE_PATCH14_336_CONFIG (1024 wide, 4096 MLP, 16 heads, 336-pixel images of 14-pixel
+// patches) up to img_processor.layer_idx (-2 by default: 23 of its 24 layers), and projects the
+// 2 x 2-merged features (image_dim_out x 4) into the language model.
+Result<std::optional<VisionConfig>> read_phi3v_vision(const ConfigReader& top) {
+  auto ip = top.child("img_processor");
+  HR_TRY(archs, top.get_string_list("architectures"));
+  if (!ip || !archs || std::find(archs->begin(), archs->end(), "Phi3VForCausalLM") == archs->end())
+    return std::optional<VisionConfig>{};
+  HR_TRY(layer_idx, get_number_in(*ip, "layer_idx", -24.0, 23.0));
+  HR_TRY(dim_out, get_number_in(*ip, "image_dim_out", 1.0, 65536.0));
+  VisionConfig v;
+  v.model_type = "clip_vision_model";
+  v.hidden_size = 1024;
+  v.intermediate_size = 4096;
+  v.num_heads = 16;
+  v.image_size = 336;
+  v.patch_size = 14;
+  const int idx = static_cast<int>(layer_idx.value_or(-2.0));
+  v.depth = idx < 0 ? 24 + idx + 1 : idx + 1;
+  v.out_hidden_size = static_cast<int>(dim_out.value_or(1024.0));
+  return std::optional<VisionConfig>(v);
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
-  if (!vc) return std::optional<VisionConfig>{};
+  if (!vc) return read_phi3v_vision(top);
   VisionConfig v;
   // Kimi-K2.5 writes its MoonViT sizes with a vt_ prefix.
   HR_TRY(depth, vc->first_int({"depth", "num_hidden_layers", "num_layers", "vt_num_hidden_layers"}));

@@ -64,10 +64,14 @@ Result<bool> apply_preprocessor_config(const nlohmann::json& j, const std::strin
   // get_max_num_tiles reads image_processor.max_patches).
   HR_TRY(tiles, bounded(r, "max_patches", k_max_tiles));
   if (tiles) v.max_tiles = static_cast<int>(*tiles);
+  // Phi-3(.5)-vision: num_crops is the most 336-pixel crops the HD transform makes of one image
+  // (processing_phi3_v.py; the releases write 16 for Phi-3-vision, 4 for Phi-3.5-vision).
+  HR_TRY(crops, bounded(r, "num_crops", k_max_tiles));
+  if (crops) v.max_tiles = static_cast<int>(*crops);
   // Kimi-VL's MoonViT: in_token_limit caps the patches of one image (kimi_vl.py get_num_image_tokens).
   HR_TRY(limit, bounded(r, "in_token_limit", k_max_token_limit));
   if (limit) v.in_token_limit = *limit;
-  const bool read = v.max_pixels > 0 || v.min_pixels > 0 || tiles || limit;
+  const bool read = v.max_pixels > 0 || v.min_pixels > 0 || tiles || crops || limit;
   if (read) v.processor_source = origin;
   return read;
 }

@@ -406,12 +406,13 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
   const std::string& a = m.architecture;
   auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
+  if (has(a, "Phi3VForCausalLM")) return VisionFamily::phi3v;
   if (has(a, "Qwen2VL") || vt == "qwen2_vl") return VisionFamily::qwen2_vl;
   if (has(a, "Qwen2_5_VL") || has(a, "Qwen2_5OmniThinker") || vt == "qwen2_5_vl") return VisionFamily::qwen2_5_vl;
   if (has(a, "Qwen3VL") || has(a, "Qwen3_5") || vt.starts_with("qwen3_vl") || vt.starts_with("qwen3_5")) return VisionFamily::qwen3_vl;
@@ -627,6 +628,26 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
   }
 }
 
+// phi3v.py Phi3HDImageEmbedding: CLIP ViT-L/14-336 up to the feature layer (clip.py, with its
+// class token and pre-LayerNorm), the 2 x 2-merged separators glb_GN and sub_GN, and
+// img_projection (image_dim_out x 4 -> H, GELU, H -> H).
+void add_phi3v_vision(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  const std::string p = "model.vision_embed_tokens.", t = p + "img_processor.vision_model.";
+  const std::int64_t side = v.image_size / patch, merged_width = 4 * (v.out_hidden_size > 0 ? v.out_hidden_size : h);
+  b.dense(t + "embeddings.class_embedding", {h});
+  b.dense(t + "embeddings.patch_embedding.weight", {h, 3, patch, patch});
+  b.dense(t + "embeddings.position_embedding.weight", {side * side + 1, h});
+  layer_norm(b, t + "pre_layrnorm", h);
+  for (int i = 0; i < v.depth; ++i)
+    plain_block(b, t + "encoder.layers." + std::to_string(i) + ".", {"self_attn", "out_proj", "layer_norm1", "layer_norm2"}, h, I);
+  b.dense(p + "glb_GN", {1, 1, merged_width});
+  b.dense(p + "sub_GN", {1, 1, 1, merged_width});
+  linear_bias(b, p + "img_projection.0", H, merged_width);
+  linear_bias(b, p + "img_projection.2", H, H);
+}
+
 void add_internvl_vision(Builder& b, const ModelSpec& m) {
   [[maybe_unused]] const auto& v = *m.vision;
   [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
@@ -676,6 +697,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::pixtral: return add_pixtral_vision(b, m);
     case VisionFamily::llama4: return add_llama4_vision(b, m);
     case VisionFamily::internvl: return add_internvl_vision(b, m);
+    case VisionFamily::phi3v: return add_phi3v_vision(b, m);
     case VisionFamily::gemma3:
     case VisionFamily::clip:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);

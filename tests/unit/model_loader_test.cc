@@ -188,6 +188,26 @@ TEST(ModelLoader, PreprocessorConfigGivesTheLargestInput) {
   EXPECT_FALSE(load_model(dir.path().string()));
 }
 
+// Phi-3.5-vision's preprocessor_config.json writes num_crops (4); Phi3VForCausalLM's tower comes
+// from img_processor, since its config.json has no vision_config. A hostile count is refused.
+TEST(ModelLoader, PreprocessorConfigGivesPhi3VisionItsCrops) {
+  TempDir dir;
+  write_bytes(dir.path() / "config.json", R"({"architectures": ["Phi3VForCausalLM"], "model_type": "phi3_v",
+    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "num_hidden_layers": 32, "vocab_size": 32064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    "img_processor": {"image_dim_out": 1024, "name": "clip_vision_model", "num_img_tokens": 144}})");
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"num_crops": 4, "image_processor_type": "Phi3VImageProcessor"})");
+  auto m = load_model(dir.path().string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->max_tiles, 4);
+  EXPECT_NE(m->vision->processor_source.find("preprocessor_config.json"), std::string::npos);
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"num_crops": 100000})");
+  auto huge = load_model(dir.path().string());
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("num_crops is 100000, outside 1.."), std::string::npos) << huge.error().to_string();
+}
+
 // A text model ignores a stray preprocessor_config.json.
 TEST(ModelLoader, TextModelIgnoresAPreprocessorConfig) {
   TempDir dir;

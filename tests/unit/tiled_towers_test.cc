@@ -195,6 +195,49 @@ TEST(SiglipTowers, PaliGemmaHandsEveryPatchOnAndOthersAreUnsized) {
                     "the largest input of AyaVisionForConditionalGeneration's processor unsized"));
 }
 
+// microsoft/Phi-3.5-vision-instruct's shape: no vision_config, an img_processor naming CLIP.
+constexpr const char* k_phi3v = R"({"architectures": ["Phi3VForCausalLM"], "model_type": "phi3_v", "hidden_size": 3072,
+  "intermediate_size": 8192, "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32,
+  "vocab_size": 32064, "max_position_embeddings": 131072, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
+  "embd_layer": {"embedding_cls": "image", "hd_transform_order": "sub_glb", "projection_cls": "mlp", "use_hd_transform": true,
+    "with_learnable_separator": true},
+  "img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336", "name": "clip_vision_model",
+    "num_img_tokens": 144}})";
+
+// phi3v.py's dummy is 50 x 8000 pixels. processing_phi3_v.py calc_hd_transform_size: ratio 160, so
+// the largest scale with scale x ceil(scale / 160) <= num_crops is num_crops itself; the image
+// becomes num_crops crops by one, and calc_num_image_tokens_from_image_size gives
+// (num_crops + 1) x 144 + 1 + (num_crops + 1) x 12: 2,653 for Phi-3-vision's 16 (taken when the
+// processor config is not read), 781 for Phi-3.5-vision's 4. At the H100's 8192 batched tokens:
+// 3 and 10 images. The pixel values are padded to num_crops + 1 crops of 577 CLIP patches.
+TEST(Phi3Vision, ProfilesTheHdTransformsCrops) {
+  auto m = parse_model_config_text(k_phi3v, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->depth, 23);  // layer_idx -2 by default
+  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  EXPECT_TRUE(notes(h100, "3 dummy image(s) of 2,653 embeddings"));
+  VllmFlags four;
+  four.mm_processor_kwargs = R"({"num_crops": 4})";
+  EXPECT_TRUE(notes(test_support::run(*m, test_support::gpus("H100"), four), "10 dummy image(s) of 781 embeddings"));
+}
+
+// phi3v.py Phi3HDImageEmbedding: the CLIP tower to its 23rd layer, the separators and img_projection.
+TEST(Phi3Vision, WeightsHaveTheClipTowerAndTheProjection) {
+  auto m = parse_model_config_text(k_phi3v, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const WeightsInventory inv = synthesize_weights(*m);
+  auto shape_of = [&](const std::string& name) {
+    for (const auto& t : inv.tensors)
+      if (t.name == name) return t.shape;
+    return std::vector<std::int64_t>{};
+  };
+  EXPECT_EQ(shape_of("model.vision_embed_tokens.img_projection.0.weight"), (std::vector<std::int64_t>{3072, 4096}));
+  EXPECT_EQ(shape_of("model.vision_embed_tokens.sub_GN"), (std::vector<std::int64_t>{1, 1, 1, 4096}));
+  EXPECT_FALSE(shape_of("model.vision_embed_tokens.img_processor.vision_model.encoder.layers.22.mlp.fc1.weight").empty());
+  EXPECT_TRUE(shape_of("model.vision_embed_tokens.img_processor.vision_model.encoder.layers.23.mlp.fc1.weight").empty());
+}
+
 // A hostile pinpoint list is refused at the edge, with the key named.
 TEST(LlavaNext, RefusesImplausiblePinpoints) {
   std::string text = k_llava_next;
