@@ -383,9 +383,20 @@ std::string model_plan_key(const ModelSpec& model, const WeightPlan& plan) {
 }
 
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {
-  if (!model.vision || model.vision->deepstack_layers <= 0 || max_num_batched_tokens <= 0) return 0;
-  return static_cast<Bytes>(static_cast<double>(model.vision->deepstack_layers) * max_num_batched_tokens *
-                            static_cast<double>(model.hidden_size) * dtype_bytes(dtype.empty() ? "bfloat16" : dtype));
+  if (max_num_batched_tokens <= 0) return 0;
+  const double tokens = max_num_batched_tokens, bytes = dtype_bytes(dtype.empty() ? "bfloat16" : dtype);
+  double total = 0;
+  if (model.vision && model.vision->deepstack_layers > 0)
+    total += static_cast<double>(model.vision->deepstack_layers) * tokens * static_cast<double>(model.hidden_size) * bytes;
+  // Gemma 3n and Gemma 4's multimodal wrappers pre-allocate the per-layer embeddings "for CUDA
+  // graph compatibility" (gemma3n_mm.py, gemma4_mm.py: per_layer_embeddings = torch.zeros(
+  // max_num_batched_tokens, num_hidden_layers, hidden_size_per_layer_input), model dtype), also
+  // when only the language model runs.
+  const std::string& a = model.architecture;
+  if (model.hidden_size_per_layer_input > 0 && contains(a, "ForConditionalGeneration") &&
+      (contains(a, "Gemma3n") || contains(a, "Gemma4")))
+    total += tokens * model.num_layers * static_cast<double>(model.hidden_size_per_layer_input) * bytes;
+  return static_cast<Bytes>(total);
 }
 
 bool uses_mrope(const ModelSpec& model) {

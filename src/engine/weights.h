@@ -64,7 +64,8 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
 
 // Tensors a model allocates in __init__ besides its weights, which "Model loading took" counts
 // (first pipeline stage): Qwen3-VL's deepstack buffers (qwen3_vl.py, qwen3_vl_moe.py), one zeroed
-// [max_num_batched_tokens, hidden] tensor per deepstack level in the model dtype. Kept apart from
+// [max_num_batched_tokens, hidden] tensor per deepstack level in the model dtype, and Gemma 3n /
+// Gemma 4's per-layer embeddings [max_num_batched_tokens, layers, per-layer width]. Kept apart from
 // stage_weights because it depends on the scheduler's batch size, not on the checkpoint.
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype);
 

@@ -59,6 +59,21 @@ TEST(VisionWeights, MultimodalModelsLoadWhatVllmLogged) {
   }
 }
 
+// gemma4_mm.py / gemma3n_mm.py pre-allocate per_layer_embeddings = torch.zeros(max_num_batched_tokens,
+// num_hidden_layers, hidden_size_per_layer_input) in the model dtype when the wrapper is built,
+// so "Model loading took" grows with the batch: Gemma 4 E2B (35 layers x 256) at 8192 tokens holds
+// 8192 x 35 x 256 x 2 bytes = 140 MiB, at 2048 a quarter of it.
+TEST(VisionWeights, GemmaPerLayerEmbeddingsBufferScalesWithTheBatch) {
+  const ModelSpec m = model("google/gemma-4-E2B-it");
+  ASSERT_EQ(m.num_layers, 35);
+  ASSERT_EQ(m.hidden_size_per_layer_input, 256);
+  EXPECT_EQ(engine::load_buffers(m, 8192, "bfloat16") - engine::load_buffers(m, 2048, "bfloat16"),
+            Bytes{6144} * 35 * 256 * 2);
+  EXPECT_EQ(engine::load_buffers(m, 2048, "bfloat16"), Bytes{2048} * 35 * 256 * 2);
+  // A text model has no such buffer.
+  EXPECT_EQ(engine::load_buffers(model("meta-llama/Llama-3.1-8B-Instruct"), 8192, "bfloat16"), 0);
+}
+
 // Text-only mode (every modality at 0, or --language-model-only) from v0.10.1: the model classes
 // build no encoder or projector (#22299), so what loads is the language model alone.
 // mrope.py MRotaryEmbedding.__init__: cache_max_position_num = max_position_embeddings * 4, one
