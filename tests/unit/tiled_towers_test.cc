@@ -41,6 +41,13 @@ constexpr const char* k_llava_onevision = R"({"architectures": ["LlavaOnevisionF
   "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 384, "intermediate_size": 4304,
     "num_attention_heads": 16, "num_hidden_layers": 26, "patch_size": 14}})";
 
+// The shape of one synthesised tensor (empty when there is none of that name).
+std::vector<std::int64_t> tensor_shape(const WeightsInventory& inv, const std::string& name) {
+  for (const auto& t : inv.tensors)
+    if (t.name == name) return t.shape;
+  return {};
+}
+
 bool notes(const Prediction& p, const std::string& part) {
   for (const auto& n : p.notes)
     if (n.find(part) != std::string::npos) return true;
@@ -99,11 +106,7 @@ TEST(InternVl, WeightsHaveTheProjectorAndTheClassToken) {
   auto m = parse_model_config_text(k_internvl, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const WeightsInventory inv = synthesize_weights(*m);
-  auto shape_of = [&](const std::string& name) {
-    for (const auto& t : inv.tensors)
-      if (t.name == name) return t.shape;
-    return std::vector<std::int64_t>{};
-  };
+  auto shape_of = [&](const std::string& name) { return tensor_shape(inv, name); };
   EXPECT_EQ(shape_of("mlp1.0.weight"), (std::vector<std::int64_t>{4096}));
   EXPECT_EQ(shape_of("mlp1.1.weight"), (std::vector<std::int64_t>{3584, 4096}));
   EXPECT_EQ(shape_of("mlp1.3.weight"), (std::vector<std::int64_t>{3584, 3584}));
@@ -227,11 +230,7 @@ TEST(Phi3Vision, WeightsHaveTheClipTowerAndTheProjection) {
   auto m = parse_model_config_text(k_phi3v, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const WeightsInventory inv = synthesize_weights(*m);
-  auto shape_of = [&](const std::string& name) {
-    for (const auto& t : inv.tensors)
-      if (t.name == name) return t.shape;
-    return std::vector<std::int64_t>{};
-  };
+  auto shape_of = [&](const std::string& name) { return tensor_shape(inv, name); };
   EXPECT_EQ(shape_of("model.vision_embed_tokens.img_projection.0.weight"), (std::vector<std::int64_t>{3072, 4096}));
   EXPECT_EQ(shape_of("model.vision_embed_tokens.sub_GN"), (std::vector<std::int64_t>{1, 1, 1, 4096}));
   EXPECT_FALSE(shape_of("model.vision_embed_tokens.img_processor.vision_model.encoder.layers.22.mlp.fc1.weight").empty());
