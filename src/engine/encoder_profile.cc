@@ -117,6 +117,10 @@ EncoderItem qwen_sized_dummy(const ModelSpec& m, const VllmFlags& flags, const V
   return item;
 }
 
+// Patches the tower adds to each image or tile besides its patches: CLIP's class token (clip.py);
+// SigLIP has none (siglip.py).
+std::int64_t class_tokens(const VisionConfig& v) { return v.model_type == "siglip_vision_model" ? 0 : 1; }
+
 // Fixed-size towers: one image is (image_size / patch)² patches. Gemma 3 pools them to
 // mm_tokens_per_image (256, gemma3_mm.py); LLaVA adds CLIP's class token and hands every patch on
 // (llava.py), as PaliGemma does with SigLIP's (paligemma.py); Mistral 3 merges 2 × 2 patches and
@@ -131,7 +135,7 @@ EncoderItem fixed_item(const ModelSpec& m, Family family) {
   item.source = std::to_string(v.image_size) + "x" + std::to_string(v.image_size) + " pixels (the vision config's image_size)";
   if (family == Family::siglip_fixed) item.tokens = 256;
   if (family == Family::clip_fixed) {
-    item.patches += v.model_type == "siglip_vision_model" ? 0 : 1;  // CLIP's class token; SigLIP has none
+    item.patches += class_tokens(v);
     item.tokens = side * side;
   }
   if (family == Family::pixtral) {
@@ -214,15 +218,16 @@ EncoderItem llava_anyres_item(const ModelSpec& m) {
   if (v.image_size <= 0 || v.patch_size <= 0) return item;
   const bool onevision = has(m.architecture, "LlavaOnevision");
   const std::int64_t grid = v.image_size / v.patch_size;
-  const std::int64_t per_tile = grid * grid + (v.model_type == "siglip_vision_model" ? 0 : 1);
+  const std::int64_t per_tile = grid * grid + class_tokens(v);
   const std::int64_t base = per_tile - (v.feature_select_strategy == "full" ? 0 : 1);
   const auto canvases = anyres_canvases(v, onevision);
   auto tokens_of = [&](std::int64_t h, std::int64_t w, std::array<int, 2>& canvas) {
     canvas = best_canvas(h, w, canvases);
     return base + anyres_unpadded_tokens(h, w, grid, canvas[0] / v.image_size, canvas[1] / v.image_size, onevision);
   };
-  std::array<int, 2> canvas{0, 0}, image{944, 1153};
+  std::array<int, 2> canvas{0, 0}, image{0, 0};
   if (onevision) {
+    image = {944, 1153};
     item.tokens = tokens_of(image[0], image[1], canvas);
   } else {
     for (const auto& [h, w] : canvases) {
@@ -269,7 +274,8 @@ EncoderItem phi3v_item(const ModelSpec& m, const VllmFlags& flags) {
   const std::int64_t cols = std::max<std::int64_t>(1, (short_side + 335) / 336);
   item.modality = "image";
   item.tokens = (rows * cols + 1) * 144 + 1 + (rows + 1) * 12;
-  item.attention_span = 24 * 24 + 1;  // CLIP attends within each crop
+  const std::int64_t side = v.patch_size > 0 ? v.image_size / v.patch_size : 24;  // 336 / 14 (read_phi3v_vision)
+  item.attention_span = side * side + class_tokens(v);  // CLIP attends within each crop
   item.patches = (crops + 1) * item.attention_span;
   item.source = "50x8000 pixels, " + std::to_string(rows) + " crops of 336 and the global image, padded to " +
                 std::to_string(crops + 1) + " (" + source + ")";
