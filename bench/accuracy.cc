@@ -62,9 +62,20 @@ std::string str(const json& r, const char* key) {
 // The row's model id. A row whose log names only a local path gives the checkpoint it was matched
 // to as "<id> (assumed: <why>)" (architecture and logged weight size agree): the id is taken and the
 // row is scored, its weights error showing whether the match holds.
+// A row whose log names a model but not which of its released variants ("exact variant not
+// named") is scored against the catalogue's line of that model when exactly one catalogue id
+// extends the name (UI-TARS-7B: the catalogue has -DPO; -SFT is the same Qwen2-VL-7B architecture);
+// the weights error again shows whether the match holds.
 std::string row_model(const json& r) {
   std::string model = str(r, "model");
   if (const auto at = model.find(" (assumed:"); at != std::string::npos) model.resize(at);
+  if (const auto at = model.find(" (exact variant not named"); at != std::string::npos) {
+    model.resize(at);
+    std::vector<std::string> variants;
+    for (const auto& id : catalog_model_ids())
+      if (id.starts_with(model + "-")) variants.push_back(id);
+    if (variants.size() == 1) return variants.front();
+  }
   return model;
 }
 
@@ -395,6 +406,9 @@ int main(int argc, char** argv) {
     }
     if (auto okv = num(r, "observed_kv_cache_gib"); list_rows && okv && *okv > 0) {
       std::string line = util::fixed((to_gib(m.kv_cache) - *okv) / *okv * 100.0, 1) + "% " + id + " [" + util::join(groups, ", ") + "]";
+      // The empirical terms the non-Hopper allowance scales (uncertainty.cc), to study its width.
+      line += " (activation " + util::fixed(to_gib(m.activation_peak), 2) + ", non-torch " + util::fixed(to_gib(m.non_torch), 2) +
+              ", graphs " + util::fixed(to_gib(m.cuda_graph), 2) + " GiB)";
       if (p->uncertainty) {
         line += " range " + util::fixed(to_gib(p->uncertainty->kv_cache_low), 2) + "-" + util::fixed(to_gib(p->uncertainty->kv_cache_high), 2) +
                 " GiB, estimated: " + util::join(p->uncertainty->reasons, "; ");

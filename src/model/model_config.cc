@@ -152,9 +152,30 @@ Result<std::optional<VisionConfig>> read_phi3v_vision(const ConfigReader& top) {
   return std::optional<VisionConfig>(v);
 }
 
+// Qwen2-VL's first releases wrote a compact vision_config (hidden_size, in_chans,
+// spatial_patch_size); transformers' Qwen2VLVisionConfig fills the rest with its defaults
+// (configuration_qwen2_vl.py: depth 32, embed_dim 1280, hidden_size 3584, mlp_ratio 4, num_heads 16,
+// patch_size 14, spatial_merge_size 2, temporal_patch_size 2), the one tower every Qwen2-VL size
+// shares, and vLLM builds it from that config (qwen2_vl.py).
+Result<bool> is_qwen2_vl(const ConfigReader& top, const ConfigReader& vc) {
+  HR_TRY(top_type, top.get_string("model_type"));
+  HR_TRY(type, vc.get_string("model_type"));
+  return (top_type && *top_type == "qwen2_vl") || (type && *type == "qwen2_vl");
+}
+
+void fill_qwen2_vl_defaults(VisionConfig& v) {
+  if (v.depth == 0) v.depth = 32;
+  if (v.num_heads == 0) v.num_heads = 16;
+  if (v.patch_size == 0) v.patch_size = 14;
+  if (v.spatial_merge_size == 0) v.spatial_merge_size = 2;
+  if (v.temporal_patch_size == 0) v.temporal_patch_size = 2;
+  if (v.out_hidden_size == 0) v.out_hidden_size = 3584;
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
   if (!vc) return read_phi3v_vision(top);
+  HR_TRY(qwen2_vl, is_qwen2_vl(top, *vc));
   VisionConfig v;
   // Kimi-K2.5 writes its MoonViT sizes with a vt_ prefix.
   HR_TRY(depth, vc->first_int({"depth", "num_hidden_layers", "num_layers", "vt_num_hidden_layers"}));
@@ -163,7 +184,9 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   HR_TRY(patch, vc->first_int({"patch_size", "spatial_patch_size"}));
   HR_TRY(inter, vc->first_int({"intermediate_size", "vt_intermediate_size"}));
   HR_TRY(out, vc->first_int({"out_hidden_size", "vision_output_dim", "projection_dim"}));
-  HR_TRY(embed, vc->get_int("embed_dim"));
+  HR_TRY(written_embed, vc->get_int("embed_dim"));
+  std::optional<std::int64_t> embed = written_embed;
+  if (!embed && qwen2_vl) embed = 1280;
   HR_TRY(hidden, vc->first_int({"hidden_size", "vt_hidden_size"}));
   HR_TRY(type, vc->get_string("model_type"));
   HR_TRY(temporal, vc->get_int("temporal_patch_size"));
@@ -206,6 +229,7 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
     if (hidden) v.hidden_size = static_cast<int>(hidden->second);
     if (inter) v.intermediate_size = static_cast<int>(inter->second);
   }
+  if (qwen2_vl) fill_qwen2_vl_defaults(v);
   HR_TRY(internvl, read_internvl_tiling(top, *vc, v));
   (void)internvl;
   HR_TRY(anyres, read_llava_anyres(top, v));

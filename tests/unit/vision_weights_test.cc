@@ -219,6 +219,32 @@ TEST(VisionWeights, Qwen3VlHasPlainMlpsAndDeepstackMergers) {
   EXPECT_EQ(large.memory.weights - small.memory.weights, 3LL * (8192 - 2048) * 2048 * 2);
 }
 
+// Qwen2-VL's first releases (the catalogue's Qwen2-VL-2B-Instruct and UI-TARS lines, and configs
+// like this one) write only hidden_size, in_chans and spatial_patch_size in vision_config;
+// transformers' Qwen2VLVisionConfig fills the rest with its defaults. The tower vLLM then builds
+// (qwen2_vl.py): a bias-free Conv3d patch embedding 3 x 2 x 14 x 14 -> 1280 (1,505,280), 32 blocks of
+// LayerNorm x 2, qkv 1280 -> 3840 and proj with biases, fc1 1280 -> 5120 and fc2 back with biases
+// (19,677,440 each), and the merger's LayerNorm(1280) with 5120 -> 5120 -> 1536 (34,087,936): 665,271,296
+// parameters, 1.24 GiB in bf16. Before the defaults were applied no tower was counted at all.
+TEST(VisionWeights, Qwen2VlCompactVisionConfigTakesTransformersDefaults) {
+  const char* k_config = R"({"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl",
+    "hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12,
+    "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}, "tie_word_embeddings": true,
+    "torch_dtype": "bfloat16", "vision_config": {"hidden_size": 1536, "in_chans": 3, "spatial_patch_size": 14}})";
+  auto parsed = parse_model_config_text(k_config, "config.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  for (const ModelSpec& m : {*parsed, model("Qwen/Qwen2-VL-2B-Instruct")}) {
+    ASSERT_TRUE(m.vision) << m.location;
+    EXPECT_EQ(m.vision->depth, 32);
+    EXPECT_EQ(m.vision->hidden_size, 1280);
+    EXPECT_EQ(m.vision->intermediate_size, 5120);
+    EXPECT_EQ(m.vision->num_heads, 16);
+    EXPECT_EQ(m.vision->out_hidden_size, 1536);
+    EXPECT_EQ(params_with_prefix(synthesize_weights(m), "visual."), 665271296) << m.location;
+  }
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
