@@ -143,6 +143,11 @@ struct VisionConfig {
   bool qk_norm = false;              // InternViT: qk_normalization (the 6B tower)
   bool rms_norm = false;             // InternViT: norm_type rms_norm
   std::int64_t in_token_limit = 0;   // Kimi-VL's MoonViT: the most patches one image keeps
+  // Llama 3.2 Vision (Mllama): the gated global encoder after the local one, and the aspect-ratio
+  // ids its tile position tables are indexed by (supported_aspect_ratios' length); tiles per
+  // image are max_tiles (max_num_tiles).
+  int global_layers = 0;
+  int aspect_ratio_ids = 0;
   // LLaVA-NeXT / OneVision: image_grid_pinpoints, the [height, width] canvases an image is tiled
   // into (empty: the release's list), and vision_feature_select_strategy ("default" drops the
   // class token's feature, "full" keeps every feature; "" when not stated).

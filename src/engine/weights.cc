@@ -60,6 +60,9 @@ Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
   std::string_view mod = module_of(name);
   std::string_view leaf = leaf_of(name);
   const bool is_bias = leaf == "bias";
+  // Llama 3.2 Vision's position and tile tables are plain nn.Embedding (mllama.py): whole on every
+  // rank, rows not padded.
+  if (contains(name, "positional_embedding.")) return Shard::replicated;
   if (contains(name, "embed_tokens") || contains(name, "word_embeddings") || ends_with_any(mod, {"wte", "tok_embeddings", "embedding"}) ||
       contains(mod, "lm_head") || mod.ends_with("output") || contains(name, "embed_out"))
     return Shard::vocab;

@@ -172,6 +172,24 @@ void fill_qwen2_vl_defaults(VisionConfig& v) {
   if (v.out_hidden_size == 0) v.out_hidden_size = 3584;
 }
 
+// Llama 3.2 Vision (mllama_vision_model): the global encoder's depth, tiles per image and the
+// aspect-ratio ids, each with transformers' MllamaVisionConfig default (num_global_layers 8,
+// max_num_tiles 4, 8 supported_aspect_ratios) when the config leaves it out.
+Result<bool> read_mllama_tiling(const ConfigReader& vc, VisionConfig& v) {
+  if (v.model_type != "mllama_vision_model") return false;
+  HR_TRY(global, get_number_in(vc, "num_global_layers", 0.0, 1024.0));
+  HR_TRY(tiles, get_number_in(vc, "max_num_tiles", 1.0, 1024.0));
+  v.global_layers = static_cast<int>(global.value_or(8.0));
+  v.max_tiles = static_cast<int>(tiles.value_or(4.0));
+  v.aspect_ratio_ids = 8;
+  if (auto it = vc.json().find("supported_aspect_ratios"); it != vc.json().end()) {
+    if (!it->is_array() || it->size() > 1024)
+      return tl::unexpected(vc.type_error("supported_aspect_ratios", "list of at most 1,024 [rows, columns] pairs"));
+    v.aspect_ratio_ids = static_cast<int>(it->size());
+  }
+  return true;
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
   if (!vc) return read_phi3v_vision(top);
@@ -233,7 +251,8 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   HR_TRY(internvl, read_internvl_tiling(top, *vc, v));
   (void)internvl;
   HR_TRY(anyres, read_llava_anyres(top, v));
-  (void)anyres;
+  HR_TRY(mllama, read_mllama_tiling(*vc, v));
+  (void)anyres, (void)mllama;
   return std::optional<VisionConfig>(v);
 }
 

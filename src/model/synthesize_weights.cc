@@ -406,13 +406,14 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
   const std::string& a = m.architecture;
   auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
   if (has(a, "Phi3VForCausalLM")) return VisionFamily::phi3v;
+  if (has(a, "Mllama") || vt == "mllama_vision_model") return VisionFamily::mllama;
   if (has(a, "Qwen2VL") || vt == "qwen2_vl") return VisionFamily::qwen2_vl;
   if (has(a, "Qwen2_5_VL") || has(a, "Qwen2_5OmniThinker") || vt == "qwen2_5_vl") return VisionFamily::qwen2_5_vl;
   if (has(a, "Qwen3VL") || has(a, "Qwen3_5") || vt.starts_with("qwen3_vl") || vt.starts_with("qwen3_5")) return VisionFamily::qwen3_vl;
@@ -628,6 +629,42 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
   }
 }
 
+// mllama.py MllamaVisionModel: a bias-free linear patch embedding, the class token, the gated
+// position table with its per-aspect-ratio tile table (aspect ratio ids x tiles x (patches + 1) x
+// width), gated pre- and post-tile tables, LayerNorms before and after, the local encoder and
+// the gated global one (fused qkv and o_proj without biases, CLIP's fc1/fc2 with them), and
+// MllamaForConditionalGeneration's projector from vision_output_dim into the language model.
+void add_mllama_vision(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  const std::string p = "vision_model.";
+  const std::int64_t tiles = v.max_tiles > 0 ? v.max_tiles : 4, ids = v.aspect_ratio_ids + 1;
+  const std::int64_t positions = (v.image_size / patch) * (v.image_size / patch) + 1;
+  b.dense(p + "patch_embedding._linear.weight", {h, 3 * patch * patch});
+  b.dense(p + "class_embedding", {h});
+  b.dense(p + "gated_positional_embedding.gate", {1});
+  b.dense(p + "gated_positional_embedding.embedding", {positions, h});
+  b.dense(p + "gated_positional_embedding.tile_embedding.weight", {ids, tiles * positions * h});
+  for (const char* table : {"pre_tile_positional_embedding.", "post_tile_positional_embedding."}) {
+    b.dense(p + table + "embedding.weight", {ids, tiles * h});
+    b.dense(p + table + "gate", {1});
+  }
+  layer_norm(b, p + "layernorm_pre", h);
+  layer_norm(b, p + "layernorm_post", h);
+  auto block = [&](const std::string& l, bool gated) {
+    b.dense(l + "self_attn.qkv_proj.weight", {3 * h, h});
+    b.dense(l + "self_attn.o_proj.weight", {h, h});
+    linear_bias(b, l + "mlp.fc1", I, h);
+    linear_bias(b, l + "mlp.fc2", h, I);
+    layer_norm(b, l + "input_layernorm", h);
+    layer_norm(b, l + "post_attention_layernorm", h);
+    if (gated) for (const char* gate : {"gate_attn", "gate_ffn"}) b.dense(l + gate, {1});
+  };
+  for (int i = 0; i < v.depth; ++i) block(p + "transformer.layers." + std::to_string(i) + ".", false);
+  for (int i = 0; i < v.global_layers; ++i) block(p + "global_transformer.layers." + std::to_string(i) + ".", true);
+  linear_bias(b, "multi_modal_projector", H, out);
+}
+
 // phi3v.py Phi3HDImageEmbedding: CLIP ViT-L/14-336 up to the feature layer (clip.py, with its
 // class token and pre-LayerNorm), the 2 x 2-merged separators glb_GN and sub_GN, and
 // img_projection (image_dim_out x 4 -> H, GELU, H -> H).
@@ -701,6 +738,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::gemma3:
     case VisionFamily::clip:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
+    case VisionFamily::mllama: return add_mllama_vision(b, m);
   }
 }
 

@@ -245,6 +245,32 @@ TEST(VisionWeights, Qwen2VlCompactVisionConfigTakesTransformersDefaults) {
   }
 }
 
+// Llama 3.2 Vision's tower as vLLM builds it (mllama.py MllamaVisionModel, transformers'
+// MllamaVisionConfig defaults for the keys the catalogue line leaves out): per block qkv 1280 ->
+// 3840 and o_proj without biases, fc1/fc2 1280 <-> 5120 with them and two LayerNorms
+// (19,672,320); 32 local blocks and 8 gated global ones (+2 gates each); the patch embedding
+// 1280 x 588; the class token; the gated position table (1601 x 1280, + gate) and its tile table
+// (9 aspect-ratio ids x 4 tiles x 1601 x 1280); the pre- and post-tile tables (9 x 5120, + gate
+// each) and two LayerNorms: 863,567,379 parameters; the projector 7680 -> 4096 with bias
+// 31,461,376 more. Before, the tower was laid out as SigLIP's: no global encoder, no tile tables.
+TEST(VisionWeights, MllamaHasTheGlobalEncoderAndTileTables) {
+  ModelSpec m = model("meta-llama/Llama-3.2-11B-Vision-Instruct");
+  ASSERT_TRUE(m.vision);
+  EXPECT_EQ(m.vision->global_layers, 8);
+  EXPECT_EQ(m.vision->aspect_ratio_ids, 8);
+  const WeightsInventory inv = synthesize_weights(m);
+  EXPECT_EQ(params_with_prefix(inv, "vision_model."), 863567379);
+  EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 31461376);
+  EXPECT_TRUE(find_tensor(inv, "vision_model.global_transformer.layers.7.gate_ffn"));
+  // With the language model (32 self- and 8 cross-attention layers) that is the checkpoint's
+  // 10,670,220,835 parameters in bf16 on one GPU, plus the rotary cos/sin cache vLLM builds at load
+  // (131,072 positions x 128 x 2 bytes, rotary_embedding.py); the tables are whole nn.Embedding
+  // tensors, not vocabulary-padded (an earlier draft padded the 9-row tile table to 64: +0.84 GiB).
+  // The tolerance is the 8 image-token rows vLLM adds to the text embedding (64 KiB).
+  const double rope_cache = 131072.0 * 128 * 2;
+  EXPECT_NEAR(rank0_weights_gib("meta-llama/Llama-3.2-11B-Vision-Instruct", 1), (10670220835.0 * 2 + rope_cache) / (1 << 30), 0.0001);
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
