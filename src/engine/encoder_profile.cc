@@ -18,7 +18,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -28,6 +28,7 @@ Family family_of(const ModelSpec& m) {
       has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || vt.starts_with("qwen") || vt == "dots_vit")
     return Family::qwen_dynamic;
   if (has(a, "Phi3VForCausalLM")) return Family::phi3v_crops;
+  if (has(a, "Mllama") || vt == "mllama_vision_model") return Family::mllama_v0;
   // LLaVA-NeXT-Video profiles a video of pooled frames (llava_next_video.py), not sized here.
   if (has(a, "LlavaNextVideo")) return Family::unsized;
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
@@ -517,12 +518,48 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
                                             : fixed_item(model, family);
 }
 
+// Llama 3.2 Vision runs on the V0 engine only (SupportsV0Only; the V1 oracle of v0.8-v0.10 falls
+// back, and vLLM dropped it with V0). enc_dec_model_runner.py profile_run builds max_num_seqs dummy
+// sequences, each with its encoder dummy data (the image limit per prompt, 1 by default in V0,
+// of max_num_tiles 560² tiles), and runs them as one batch: the vision encoder sees every image at
+// once and nothing caps it by max_num_batched_tokens, so the peak grows with max_num_seqs (a
+// --max-model-len of 32 does not help). Per image, MllamaVisionModel.forward holds at its torch.cat:
+// the [L, L] aspect-ratio attention mask (L = tiles × patches padded to a multiple of 8), the
+// local encoder's intermediate hidden states (a tuple kept alive by `output`) and their stacked
+// copy, the final hidden state and its sliced copy, the sliced intermediate states and the
+// concatenation of tiles × patches × vision_output_dim; the projected cross-attention states
+// (tiles × patches × hidden_size) stay through the language model's pass.
+EncoderProfile mllama_v0_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s, double dtype_bytes) {
+  const VisionConfig& v = *model.vision;
+  EncoderProfile p;
+  const std::int64_t tiles = v.max_tiles > 0 ? v.max_tiles : 4, patch = v.patch_size > 0 ? v.patch_size : 14;
+  const std::int64_t positions = (v.image_size / patch) * (v.image_size / patch) + 1;  // the class token
+  const std::int64_t L = tiles * ((positions + 7) / 8 * 8), h = v.hidden_size, P = tiles * positions;
+  const std::int64_t out = v.out_hidden_size > 0 ? v.out_hidden_size : 6 * h;  // vision_output_dim
+  const double states = static_cast<double>(out / h - 1);                     // intermediate_layers_indices
+  const double per_image = dtype_bytes * (static_cast<double>(L) * L + 2.0 * states * L * h + 2.0 * L * h + states * P * h +
+                                          static_cast<double>(P) * out);
+  auto it = flags.limit_mm_per_prompt.find("image");
+  const int per_seq = it == flags.limit_mm_per_prompt.end() ? 1 : it->second;
+  p.items = static_cast<int>(std::min<std::int64_t>(s.max_num_seqs * std::max(0, per_seq), 1 << 20));
+  p.item = {"image", L, P, 0, 0,
+            std::to_string(tiles) + " tiles of " + std::to_string(v.image_size) + "² per image, " +
+                std::to_string(per_seq) + " per dummy sequence"};
+  p.encoder_peak = static_cast<Bytes>(per_image * p.items);
+  p.cached_outputs = static_cast<Bytes>(dtype_bytes * static_cast<double>(P) * model.hidden_size * p.items);
+  p.explanation = "encoder profile (V0, encoder-decoder): " + std::to_string(s.max_num_seqs) + " dummy sequences with " +
+                  std::to_string(p.items) + " image(s) of " + std::to_string(P) + " patches in one batch; peak " +
+                  util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from mllama.py's tensors (" +
+                  util::fixed(per_image / (1 << 20), 0) + " MiB per image), which --max-num-seqs scales";
+  return p;
+}
+
 }  // namespace
 
 std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
                                            const VllmVersion& version) {
   const Family family = family_of(model);
-  if (family == Family::none || family == Family::unsized) return std::nullopt;
+  if (family == Family::none || family == Family::unsized || family == Family::mllama_v0) return std::nullopt;
   EncoderItem item = sized_item(model, family, flags, settings, version);
   if (item.patches <= 0 || item.tokens <= 0 || limit_for(flags, item.modality) == 0) return std::nullopt;
   return item;
@@ -538,11 +575,12 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   };
   const Family family = family_of(model);
   if (family == Family::none) return skipped("no vision tower");
-  if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
   if (text_only_mode(model, flags))
     return skipped("every modality is limited to 0: vLLM builds no encoder budget and skips the pass");
+  if (family == Family::mllama_v0 && !version.is_v1_engine()) return mllama_v0_profile(model, flags, settings, dtype_bytes);
+  if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
-  if (family == Family::unsized) {
+  if (family == Family::unsized || family == Family::mllama_v0) {
     EncoderProfile none = skipped("the largest input of " + model.architecture + "'s processor is not modelled");
     none.family_unsized = true;
     return none;

@@ -138,8 +138,12 @@ KvLayers build_kv_layers(const ModelSpec& model, const KvLayerInputs& in) {
         }
         break;
       case LayerKind::cross_attention:
-        s.type = KvSpecType::cross_attention;
-        s.max_encoder_tokens = in.max_encoder_tokens;
+        // Without the hybrid manager (V0's CacheEngine) a cross-attention layer gets the same
+        // per-layer cache as the others: one page of every layer per block.
+        if (in.hybrid_manager) {
+          s.type = KvSpecType::cross_attention;
+          s.max_encoder_tokens = in.max_encoder_tokens;
+        }
         break;
       case LayerKind::mamba:
       case LayerKind::linear_attention:

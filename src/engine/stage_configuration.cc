@@ -70,16 +70,20 @@ struct EngineChoice {
 // What the V1 oracle (engine/arg_utils.py _is_v1_supported_oracle, v0.8.0-v0.10.1) finds V1
 // lacking for this run, in its order, as its messages name it; "" when nothing. Only CUDA GPUs:
 // the checks do not apply on ROCm.
-std::string v1_unsupported_feature(const GpuSpec& gpu, const VllmFlags& flags, const EraRules& era) {
-  if (!era.v1_oracle_fallbacks || gpu.vendor == "AMD" || gpu.capability() <= 0) return "";
+std::string v1_unsupported_feature(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, const EraRules& era) {
+  if (!era.v1_oracle_fallbacks) return "";
+  // "No Mamba or Encoder-Decoder so far": Llama 3.2 Vision is SupportsV0Only, and the oracle names
+  // model_config.architectures, a Python list. This one holds on any GPU.
+  const std::string arch = model.is_encoder_decoder ? "['" + model.architecture + "']" : "";
+  if (gpu.vendor == "AMD" || gpu.capability() <= 0) return arch;
   if (gpu.capability() < 80) return "Compute Capability < 8.0";
   const std::string kv = flags.kv_cache_dtype.value_or("auto");
-  if (kv == "auto") return "";
+  if (kv == "auto") return arch;
   // "No Fp8 KV cache so far": only FlashAttention 3 reads an fp8 cache (fa_utils.py
   // flash_attn_supports_fp8: FA3 on compute capability 9.x), and only when no other backend is set.
   const bool will_use_fa = !flags.attention_backend || *flags.attention_backend == "FLASH_ATTN_VLLM_V1";
   const bool fa3_fp8 = era.v1_fp8_kv_with_fa3 && kv.starts_with("fp8") && will_use_fa && gpu.capability() / 10 == 9;
-  return fa3_fp8 ? "" : "--kv-cache-dtype";
+  return fa3_fp8 ? arch : "--kv-cache-dtype";
 }
 
 // VLLM_USE_V1 (envs.py, v0.8-v0.10) picks the engine: 0 runs the V0 engine. Unset, the V1 oracle
@@ -89,15 +93,17 @@ EngineChoice engine_version(const ModelSpec& model, const GpuSpec& gpu, const Vl
                             const VllmVersion& requested, std::vector<std::string>& notes) {
   const EraRules era = era_rules(requested, model);
   const VllmVersion v0{0, 7, 3};
-  const std::string lacking = v1_unsupported_feature(gpu, flags, era);
+  const std::string lacking = v1_unsupported_feature(model, gpu, flags, era);
+  const bool for_model = lacking.starts_with("['");
   if (!lacking.empty() && flags.use_v1_engine.value_or(false)) {
     notes.push_back("without VLLM_USE_V1=1, vLLM " + requested.to_string() + " falls back to its V0 engine here (" + lacking +
-                    " on " + gpu.name + ")");
+                    (for_model ? "" : " on " + gpu.name) + ")");
     return {requested, Failure{"v1_engine_unsupported", "config", v1_unsupported_message(lacking), {}}};
   }
   if (!lacking.empty() && !flags.use_v1_engine) {
-    notes.push_back("vLLM " + requested.to_string() + " runs its V0 engine on " + gpu.name + " (compute capability " +
-                    gpu.compute_capability + "): \"" + v1_fallback_message(lacking) +
+    notes.push_back("vLLM " + requested.to_string() + " runs its V0 engine " +
+                    (for_model ? "for " + model.architecture : "on " + gpu.name + " (compute capability " + gpu.compute_capability + ")") +
+                    ": \"" + v1_fallback_message(lacking) +
                     "\"; the V0 engine's accounting (as in v0.7.3) is used");
     return {v0, std::nullopt};
   }

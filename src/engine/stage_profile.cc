@@ -64,7 +64,11 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   r.encoder_pass_unsized = encoder.family_unsized;  // only set where the pass runs
   // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
   // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)
-  if (encoder.items > 0)
+  if (encoder.items > 0 && !config.version.is_v1_engine())
+    r.encoder_note = "vLLM's V0 profile run encodes " + std::to_string(encoder.items) + " dummy " + encoder.item.modality +
+                     "(s) in one batch, one set per dummy sequence (--max-num-seqs " + std::to_string(s.max_num_seqs) +
+                     ") before sizing the KV cache; its log says \"Starting profile run for multi-modal models.\"";
+  else if (encoder.items > 0)
     r.encoder_note = "vLLM's profile run encodes " + std::to_string(encoder.items) + " dummy " + encoder.item.modality + "(s) of " +
                      util::with_commas(encoder.item.tokens) + " embeddings before sizing the KV cache and holds " +
                      gib(encoder.cached_outputs) + " of their output meanwhile; its log says \"budget of " +

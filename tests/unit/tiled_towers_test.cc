@@ -78,6 +78,52 @@ TEST(UnsizedTower, RangeAllowsThePassVllmRuns) {
   EXPECT_FALSE(names(test_support::run(m, test_support::gpus("H100"), text_only), "processor unsized"));
 }
 
+// Llama 3.2 Vision runs on vLLM's V0 engine only. enc_dec_model_runner.py profile_run builds
+// max_num_seqs dummy sequences with one image each (V0's limit of 1 per prompt), 4 tiles of 560², and
+// encodes them in one batch. Per image mllama.py holds, at MllamaVisionModel.forward's torch.cat, in
+// bf16: the aspect-ratio mask [L, L] with L = 4 × 1608 (1,601 positions padded to a multiple of 8),
+// the 5 intermediate states (intermediate_layers_indices) as a tuple and stacked [2 × 5 × L × 1280],
+// the final state and its sliced copy [2 × L × 1280], the sliced intermediate states
+// [5 × 6,404 × 1280] and the concatenation [6,404 × 7,680]: 460,668,928 bytes.
+// The failure report vllm-9630 (calibration/errors.jsonl; v0.6.3 on a 96 GB H100, utilization 0.9)
+// OOMed in the profile run at the default 256 sequences even with --max-model-len 32, and passed it
+// with --max-model-len 512 --max-num-seqs 128. The 94 GB H100 NVL stands in for that card here.
+TEST(Mllama, V0ProfileEncodesOneImagePerDummySequence) {
+  const ModelSpec m = test_support::model("meta-llama/Llama-3.2-11B-Vision-Instruct");
+  const VllmVersion v063{0, 6, 3};
+  VllmFlags report;
+  report.max_model_len = 32;
+  report.gpu_memory_utilization = 0.9;
+  const Prediction oom = test_support::run(m, test_support::gpus("H100 NVL"), report, v063);
+  EXPECT_FALSE(oom.starts);
+  ASSERT_TRUE(oom.failure);
+  EXPECT_EQ(oom.failure->error_class, "profile_run_oom");
+  EXPECT_NEAR(static_cast<double>(oom.memory.activation_peak), 256.0 * 460668928.0, 1 << 20);
+  report.max_model_len = 512;
+  report.max_num_seqs = 128;
+  const Prediction passed = test_support::run(m, test_support::gpus("H100 NVL"), report, v063);
+  EXPECT_TRUE(passed.starts);
+  EXPECT_NEAR(static_cast<double>(passed.memory.activation_peak), 128.0 * 460668928.0, 1 << 20);
+  // V0's CacheEngine gives every one of the 40 layers (8 of them cross-attention) the same cache:
+  // a 16-token block is 16 × 40 × 2 × 8 KV heads × 128 × 2 bytes.
+  EXPECT_NEAR(static_cast<double>(passed.kv_cache_tokens), static_cast<double>(passed.memory.kv_cache) / (40.0 * 2 * 8 * 128 * 2), 16);
+  // Text only: no images, no pass.
+  VllmFlags text_only = report;
+  text_only.limit_mm_per_prompt["image"] = 0;
+  EXPECT_LT(test_support::run(m, test_support::gpus("H100 NVL"), text_only, v063).memory.activation_peak, from_gib(2.0));
+}
+
+// The V1 oracle of v0.8-v0.10 (arg_utils.py: "No Mamba or Encoder-Decoder so far") sends Llama 3.2
+// Vision to the V0 engine, naming model_config.architectures.
+TEST(Mllama, V1OracleFallsBackToV0) {
+  const ModelSpec m = test_support::model("meta-llama/Llama-3.2-11B-Vision-Instruct");
+  VllmFlags f;
+  f.max_num_seqs = 16;
+  const Prediction p = test_support::run(m, test_support::gpus("H100"), f, VllmVersion{0, 10, 1});
+  EXPECT_TRUE(notes(p, "\"['MllamaForConditionalGeneration'] is not supported by the V1 Engine. Falling back to V0.\""));
+  EXPECT_NEAR(static_cast<double>(p.memory.activation_peak), 16.0 * 460668928.0, 1 << 20);
+}
+
 // InternVL (internvl.py): get_image_size_with_most_features picks max_dynamic_patch tiles (12 in
 // the config) plus the thumbnail: 13 tiles of 448 pixels, each 32 x 32 patches and a class token in
 // InternViT and num_image_token = 32² × 0.5² = 256 embeddings, so 3,328 per image. The encoder
