@@ -48,7 +48,10 @@ std::optional<std::string> predict_somewhere(const ModelSpec& m, std::string& te
       p = predict(m, gpus, flags, VllmVersion::newest_modelled());
       if (!p) return p.error().to_string();
     }
-    if (!p->starts) {
+    // An architecture the newest release no longer serves (Llama 3.2 Vision, dropped with V0) is
+    // predicted too: vLLM refuses it, on any setup.
+    const bool refused = p->failure && p->failure->error_class == "architecture_unsupported";
+    if (!p->starts && !refused) {
       last = p->failure ? p->failure->message : "does not start";
       continue;
     }

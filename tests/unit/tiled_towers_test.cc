@@ -61,15 +61,33 @@ bool names(const Prediction& p, const std::string& part) {
   return false;
 }
 
-// Llama 3.2 Vision's tiles (mllama.py) are not sized: its config has a fixed 560-pixel tile, but
-// the range must still allow for the pass vLLM runs.
+// google/paligemma2-3b-pt-448's shape: a SigLIP tower at 448 pixels under a Gemma 2 model.
+constexpr const char* k_paligemma = R"({"architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma",
+  "torch_dtype": "bfloat16", "text_config": {"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 26, "vocab_size": 257216,
+    "max_position_embeddings": 8192, "sliding_window": 4096},
+  "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 448, "intermediate_size": 4304,
+    "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "projection_dim": 2304}})";
+
+// The same shape under Aya Vision's architecture, whose tiled SigLIP input headroom does not size.
+std::string aya_vision() {
+  std::string aya = k_paligemma;
+  const std::string from = "PaliGemmaForConditionalGeneration";
+  aya.replace(aya.find(from), from.size(), "AyaVisionForConditionalGeneration");
+  return aya;
+}
+
+// A tower whose largest input is not sized (Aya Vision's tiles): its config has a fixed image
+// size, but the range must still allow for the pass vLLM runs.
 TEST(UnsizedTower, RangeAllowsThePassVllmRuns) {
-  const ModelSpec m = test_support::model("meta-llama/Llama-3.2-11B-Vision-Instruct");
+  auto parsed = parse_model_config_text(aya_vision(), "config.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const ModelSpec m = *parsed;
   ASSERT_TRUE(m.vision);
   EXPECT_GT(m.vision->image_size, 0);
   const Prediction p = test_support::run(m, test_support::gpus("H100"), VllmFlags{});
   ASSERT_TRUE(p.uncertainty);
-  EXPECT_TRUE(names(p, "the largest input of MllamaForConditionalGeneration's processor unsized"));
+  EXPECT_TRUE(names(p, "the largest input of AyaVisionForConditionalGeneration's processor unsized"));
   // 3 GiB on the low side (the allowance for a pass that is not sized).
   EXPECT_GE(p.memory.kv_cache - p.uncertainty->kv_cache_low, from_gib(3.0));
   // Text-only (every modality at 0): vLLM runs no pass, so nothing is allowed for it.
@@ -122,6 +140,21 @@ TEST(Mllama, V1OracleFallsBackToV0) {
   const Prediction p = test_support::run(m, test_support::gpus("H100"), f, VllmVersion{0, 10, 1});
   EXPECT_TRUE(notes(p, "\"['MllamaForConditionalGeneration'] is not supported by the V1 Engine. Falling back to V0.\""));
   EXPECT_NEAR(static_cast<double>(p.memory.activation_peak), 16.0 * 460668928.0, 1 << 20);
+}
+
+// vLLM removed Llama 3.2 Vision with the V0 engine: 0.10.2 is the last release that serves it
+// (data/vllm_architectures.json previously_supported), later ones stop in ModelConfig with the
+// registry's message.
+TEST(Mllama, LaterReleasesRefuseTheArchitecture) {
+  const ModelSpec m = test_support::model("meta-llama/Llama-3.2-11B-Vision-Instruct");
+  VllmFlags f;
+  f.max_num_seqs = 16;
+  const Prediction refused = test_support::run(m, test_support::gpus("H100"), f, VllmVersion{0, 11, 0});
+  ASSERT_TRUE(refused.failure);
+  EXPECT_EQ(refused.failure->error_class, "architecture_unsupported");
+  EXPECT_NE(refused.failure->message.find("Model architectures ['MllamaForConditionalGeneration'] are not supported for now."),
+            std::string::npos);
+  EXPECT_TRUE(test_support::run(m, test_support::gpus("H100"), f, VllmVersion{0, 10, 2}).starts);
 }
 
 // InternVL (internvl.py): get_image_size_with_most_features picks max_dynamic_patch tiles (12 in
@@ -220,25 +253,15 @@ TEST(PixtralHf, HasNoPatchMerger) {
   EXPECT_TRUE(notes(h100, "1 dummy image(s) of 4,160 embeddings"));
 }
 
-// google/paligemma2-3b-pt-448's shape: a SigLIP tower at 448 pixels under a Gemma 2 model.
 // paligemma.py takes the SigLIP encoder info's tokens, (448 / 14)² = 1,024, one per patch, where
 // Gemma 3 pools its 4,096 patches to 256. A SigLIP tower of another architecture (Aya Vision's
 // tiles) is not sized, so the range allows for its pass instead of borrowing Gemma 3's 256.
 TEST(SiglipTowers, PaliGemmaHandsEveryPatchOnAndOthersAreUnsized) {
-  const std::string paligemma = R"({"architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma",
-    "torch_dtype": "bfloat16", "text_config": {"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216,
-      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 26, "vocab_size": 257216,
-      "max_position_embeddings": 8192, "sliding_window": 4096},
-    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 448, "intermediate_size": 4304,
-      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "projection_dim": 2304}})";
-  auto m = parse_model_config_text(paligemma, "config.json");
+  auto m = parse_model_config_text(k_paligemma, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
   EXPECT_TRUE(notes(h100, "dummy image(s) of 1,024 embeddings"));
-  std::string aya = paligemma;
-  aya.replace(aya.find("PaliGemmaForConditionalGeneration"), std::string("PaliGemmaForConditionalGeneration").size(),
-              "AyaVisionForConditionalGeneration");
-  auto other = parse_model_config_text(aya, "config.json");
+  auto other = parse_model_config_text(aya_vision(), "config.json");
   ASSERT_TRUE(other) << other.error().message;
   EXPECT_TRUE(names(test_support::run(*other, test_support::gpus("H100"), VllmFlags{}),
                     "the largest input of AyaVisionForConditionalGeneration's processor unsized"));
