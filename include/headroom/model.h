@@ -156,6 +156,18 @@ struct VisionConfig {
   std::string processor_source;      // the preprocessor_config.json these were read from ("" if none)
 };
 
+// An audio encoder's sizes (audio_config), as the omni models write them.
+struct AudioConfig {
+  std::string model_type;          // audio_config.model_type ("qwen3_omni_moe_audio_encoder", ...)
+  int layers = 0;                  // encoder_layers
+  int d_model = 0;
+  int heads = 0;                   // encoder_attention_heads
+  int ffn = 0;                     // encoder_ffn_dim
+  int output_dim = 0;              // the projection into the language model
+  int num_mel_bins = 0;
+  int downsample_hidden_size = 0;  // Qwen3-Omni: the channels of its three stride-2 convolutions
+};
+
 struct QuantizationConfig {
   std::string method;  // quant_method as written, lower case: fp8, awq, gptq, compressed-tensors, mxfp4, bitsandbytes, modelopt, ...
   int bits = 0;        // weight bits when stated (4, 8)
@@ -233,6 +245,7 @@ struct ModelSpec {
   std::optional<HybridConfig> hybrid;
   std::optional<QuantizationConfig> quantization;
   std::optional<VisionConfig> vision;
+  std::optional<AudioConfig> audio;  // the audio encoder a multimodal model loads (omni models)
   bool is_encoder_decoder = false;
 
   std::optional<WeightsInventory> weights;        // exact, when safetensors headers were read

@@ -50,10 +50,12 @@ Family family_of(const ModelSpec& m) {
 // The Qwen-VL processors' default largest image, in pixels, from each release's
 // preprocessor_config.json: Qwen2-VL and Qwen2.5-VL max_pixels 12845056 (= 16384 tokens of
 // 28 × 28 pixels), Qwen3-VL and Qwen3.5 size.longest_edge 16777216 (16384 tokens of 32 × 32),
-// dots.ocr max_pixels 11289600.
+// dots.ocr max_pixels 11289600; Qwen3-Omni keeps Qwen2-VL's image processor and max_pixels
+// 12845056 with 32 × 32-pixel tokens (12,544).
 std::int64_t qwen_default_max_pixels(const ModelSpec& m) {
   const std::string& a = m.architecture;
   if (has(a, "DotsOCR") || m.vision->model_type == "dots_vit") return 11'289'600;
+  if (has(a, "Qwen3Omni") || m.vision->model_type.starts_with("qwen3_omni")) return 12'845'056;
   if (has(a, "Qwen3") || m.vision->model_type.starts_with("qwen3")) return 16'777'216;
   return 12'845'056;
 }

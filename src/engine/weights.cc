@@ -291,6 +291,10 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // speculative config (deepseek_v2.py skips them).
     if (layer && *layer >= model.num_layers) continue;
     if (contains(name, "mtp.") || contains(name, "nextn")) continue;
+    // Omni checkpoints: vLLM serves the thinker (Qwen3OmniMoeThinkerForConditionalGeneration,
+    // Qwen2_5OmniThinkerForConditionalGeneration), whose loader skips the talker's and the
+    // speech decoder's weights.
+    if (name.starts_with("talker.") || name.starts_with("code2wav.") || name.starts_with("token2wav.")) continue;
     // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
     // model classes leave their towers unbuilt and skip their weights (#22299).
     if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;

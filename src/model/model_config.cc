@@ -483,10 +483,50 @@ Result<bool> read_quantization(const ConfigReader& top, const ConfigReader& text
 
 }  // namespace
 
-Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& origin,
+// Omni models (Qwen3-Omni, Qwen2.5-Omni) keep what vLLM serves in thinker_config: vLLM's
+// registry maps their architecture to the thinker alone (Qwen3OmniMoeThinkerForConditionalGeneration),
+// which loads the thinker's language model, vision and audio encoders, and no talker or code2wav.
+// Its sub-configs are read as a multimodal wrapper's would be.
+nlohmann::json hoist_thinker_config(const nlohmann::json& config) {
+  auto thinker = config.find("thinker_config");
+  if (thinker == config.end() || !thinker->is_object()) return config;
+  nlohmann::json out = config;
+  for (const char* key : {"text_config", "vision_config", "audio_config", "torch_dtype", "dtype", "tie_word_embeddings"})
+    if (!out.contains(key) && thinker->contains(key)) out[key] = (*thinker)[key];
+  return out;
+}
+
+// audio_config: sizes of the audio encoder, each bounded like the language model's.
+Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
+  auto ac = top.child("audio_config");
+  if (!ac) return std::optional<AudioConfig>{};
+  AudioConfig a;
+  HR_TRY(type, ac->get_string("model_type"));
+  a.model_type = type.value_or("");
+  struct Field {
+    std::vector<std::string> keys;
+    int* into;
+  };
+  for (const Field& f : {Field{{"encoder_layers", "num_hidden_layers"}, &a.layers}, Field{{"d_model"}, &a.d_model},
+                         Field{{"encoder_attention_heads"}, &a.heads}, Field{{"encoder_ffn_dim"}, &a.ffn},
+                         Field{{"output_dim"}, &a.output_dim}, Field{{"num_mel_bins"}, &a.num_mel_bins},
+                         Field{{"downsample_hidden_size"}, &a.downsample_hidden_size}}) {
+    for (const auto& key : f.keys) {
+      HR_TRY(v, get_number_in(*ac, key, 0.0, 1 << 20));
+      if (v) {
+        *f.into = static_cast<int>(*v);
+        break;
+      }
+    }
+  }
+  return std::optional<AudioConfig>(a);
+}
+
+Result<ModelSpec> parse_config(const nlohmann::json& original, const std::string& origin,
                                std::shared_ptr<const std::string> text_ptr) {
-  if (!config.is_object())
-    return make_error(ErrorCode::parse_error, "expected a JSON object, got " + json_kind(config), origin);
+  if (!original.is_object())
+    return make_error(ErrorCode::parse_error, "expected a JSON object, got " + json_kind(original), origin);
+  const nlohmann::json config = hoist_thinker_config(original);
   std::shared_ptr<const KeyPositions> positions;
   if (text_ptr) positions = std::make_shared<KeyPositions>(scan_key_positions(*text_ptr));
   ConfigReader top(config, origin, "", text_ptr, positions);
@@ -536,6 +576,8 @@ Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& 
 
   HR_TRY(vision, read_vision(top));
   spec.vision = vision;
+  HR_TRY(audio, read_audio(top));
+  spec.audio = audio;
 
   HR_TRY(enc_dec, top.get_bool("is_encoder_decoder"));
   // vLLM (v0.6–v0.10) runs Mllama as an encoder-decoder model: its cross-attention layers cache

@@ -415,8 +415,12 @@ VisionFamily vision_family(const ModelSpec& m) {
   if (has(a, "Phi3VForCausalLM")) return VisionFamily::phi3v;
   if (has(a, "Mllama") || vt == "mllama_vision_model") return VisionFamily::mllama;
   if (has(a, "Qwen2VL") || vt == "qwen2_vl") return VisionFamily::qwen2_vl;
-  if (has(a, "Qwen2_5_VL") || has(a, "Qwen2_5OmniThinker") || vt == "qwen2_5_vl") return VisionFamily::qwen2_5_vl;
-  if (has(a, "Qwen3VL") || has(a, "Qwen3_5") || vt.starts_with("qwen3_vl") || vt.starts_with("qwen3_5")) return VisionFamily::qwen3_vl;
+  if (has(a, "Qwen2_5_VL") || has(a, "Qwen2_5Omni") || vt == "qwen2_5_vl" || vt.starts_with("qwen2_5_omni"))
+    return VisionFamily::qwen2_5_vl;
+  // Qwen3-Omni's thinker has Qwen3-VL's tower (deepstack mergers included).
+  if (has(a, "Qwen3VL") || has(a, "Qwen3_5") || has(a, "Qwen3Omni") || vt.starts_with("qwen3_vl") || vt.starts_with("qwen3_5") ||
+      vt.starts_with("qwen3_omni"))
+    return VisionFamily::qwen3_vl;
   if (has(a, "DotsOCR") || vt == "dots_vit") return VisionFamily::dots;
   if (has(a, "KimiVL") || has(a, "KimiK25") || vt == "moonvit") return VisionFamily::moonvit;
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return VisionFamily::pixtral;
@@ -744,6 +748,36 @@ void add_vision(Builder& b, const ModelSpec& m) {
 
 }  // namespace
 
+// Qwen3-Omni's audio encoder (Qwen3OmniMoeAudioEncoder, the thinker's audio_tower): three 3 x 3
+// stride-2 convolutions of downsample_hidden_size channels over the mel bins, conv_out from the
+// flattened channels x (mel bins / 8) to d_model without bias, encoder layers with biased q/k/v/out
+// projections, fc1/fc2 and two LayerNorms, ln_post, and proj1 (d_model) / proj2 (output_dim).
+void add_qwen3_omni_audio(Builder& b, const ModelSpec& m) {
+  const AudioConfig& a = *m.audio;
+  const std::int64_t d = a.d_model, c = a.downsample_hidden_size > 0 ? a.downsample_hidden_size : 480;
+  const std::int64_t mel = a.num_mel_bins > 0 ? a.num_mel_bins : 128, ffn = a.ffn > 0 ? a.ffn : 4 * d;
+  const std::int64_t out = a.output_dim > 0 ? a.output_dim : m.hidden_size;
+  const std::string p = "audio_tower.";
+  b.dense(p + "conv2d1.weight", {c, 1, 3, 3});
+  b.dense(p + "conv2d1.bias", {c});
+  for (const char* conv : {"conv2d2", "conv2d3"}) {
+    b.dense(p + conv + ".weight", {c, c, 3, 3});
+    b.dense(p + conv + ".bias", {c});
+  }
+  b.dense(p + "conv_out.weight", {d, c * ((mel + 7) / 8)});
+  for (int i = 0; i < a.layers; ++i) {
+    const std::string l = p + "layers." + std::to_string(i) + ".";
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) linear_bias(b, l + "self_attn." + proj, d, d);
+    layer_norm(b, l + "self_attn_layer_norm", d);
+    linear_bias(b, l + "fc1", ffn, d);
+    linear_bias(b, l + "fc2", d, ffn);
+    layer_norm(b, l + "final_layer_norm", d);
+  }
+  layer_norm(b, p + "ln_post", d);
+  linear_bias(b, p + "proj1", d, d);
+  linear_bias(b, p + "proj2", out, d);
+}
+
 // Gemma 4 / 3n per-layer inputs (gemma4.py, gemma3n.py): a second embedding table of
 // vocab_size_per_layer_input × (layers × hidden_size_per_layer_input), the projection of the
 // hidden state to the same width and its norm, and per layer an input gate, a projection back
@@ -882,6 +916,8 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
     else b.dense(lm_head, {V, H});
   }
   if (m.vision) add_vision(b, m);
+  if (m.audio && m.audio->model_type == "qwen3_omni_moe_audio_encoder" && m.audio->layers > 0 && m.audio->d_model > 0)
+    add_qwen3_omni_audio(b, m);
   return b.take();
 }
 

@@ -271,6 +271,60 @@ TEST(VisionWeights, MllamaHasTheGlobalEncoderAndTileTables) {
   EXPECT_NEAR(rank0_weights_gib("meta-llama/Llama-3.2-11B-Vision-Instruct", 1), (10670220835.0 * 2 + rope_cache) / (1 << 30), 0.0001);
 }
 
+// Qwen/Qwen3-Omni-30B-A3B-Instruct's config.json, cut to what sizes the thinker (the talker and
+// code2wav keep only their model_type here). vLLM serves the thinker alone.
+constexpr const char* k_qwen3_omni = R"({"architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+  "talker_config": {"model_type": ""}, "code2wav_config": {"model_type": ""},
+  "thinker_config": {"model_type": "qwen3_omni_moe_thinker", "dtype": "bfloat16", "tie_word_embeddings": false,
+    "audio_config": {"model_type": "qwen3_omni_moe_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+      "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "output_dim": 2048, "num_mel_bins": 128,
+      "downsample_hidden_size": 480, "max_source_positions": 1500, "n_window": 50},
+    "text_config": {"model_type": "qwen3_omni_moe_text", "hidden_size": 2048, "intermediate_size": 768, "head_dim": 128,
+      "moe_intermediate_size": 768, "num_attention_heads": 32, "num_key_value_heads": 4, "num_hidden_layers": 48,
+      "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [],
+      "max_position_embeddings": 65536, "vocab_size": 152064, "tie_word_embeddings": false, "use_qk_norm": true,
+      "rope_parameters": {"mrope_interleaved": true, "mrope_section": [24, 20, 20], "rope_theta": 1000000, "rope_type": "default"}},
+    "vision_config": {"model_type": "qwen3_omni_moe_vision_encoder", "deepstack_visual_indexes": [8, 16, 24], "depth": 27,
+      "hidden_size": 1152, "image_size": 768, "intermediate_size": 4304, "num_heads": 16, "num_position_embeddings": 2304,
+      "out_hidden_size": 2048, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2}}})";
+
+// The thinker's towers as the checkpoint's module tree (transformers' Qwen3OmniMoeForConditionalGeneration)
+// lays them out. Audio: conv2d1 1 -> 480 (4,800), conv2d2 and conv2d3 480 -> 480 (2,074,080 each), all
+// 3 x 3 with biases; conv_out 7,680 -> 1,280 without bias (9,830,400); 32 layers of biased q/k/v/out
+// 1,280², fc1/fc2 1,280 <-> 5,120 and two LayerNorms (19,677,440 each); ln_post; proj1 1,280 -> 1,280
+// and proj2 1,280 -> 2,048 with biases: 647,927,168. Vision: Qwen3-VL's layout (Conv3d 3 x 2 x 16 x 16
+// -> 1,152 with bias, a 2,304-row position table, 27 blocks, the merger and three deepstack
+// mergers over 4,608): 538,631,408. Before, the thinker_config was not read at all.
+TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
+  auto m = parse_model_config_text(k_qwen3_omni, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->hidden_size, 2048);
+  EXPECT_EQ(m->num_layers, 48);
+  ASSERT_TRUE(m->moe);
+  EXPECT_EQ(m->moe->num_experts, 128);
+  ASSERT_TRUE(m->vision);
+  ASSERT_TRUE(m->audio);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "audio_tower."), 647927168);
+  EXPECT_EQ(params_with_prefix(inv, "visual."), 538631408);
+  // The release's preprocessor_config.json: Qwen2VLImageProcessor, max_pixels 12845056, 16-pixel
+  // patches merged 2 x 2: the largest image is 3,584² pixels, 12,544 embeddings.
+  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  bool noted = false;
+  for (const auto& n : h100.notes) noted = noted || n.find("1 dummy image(s) of 12,544 embeddings") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // From a checkpoint's own headers: the talker's and code2wav's tensors are not loaded.
+  WeightsInventory headers, thinker_only;
+  headers.exact = thinker_only.exact = true;
+  for (const char* name : {"thinker.model.embed_tokens.weight", "talker.model.codec_embedding.weight", "code2wav.decoder.0.weight"})
+    headers.tensors.push_back(TensorInfo{name, "BF16", {1024, 1024}, 2 * 1024 * 1024});
+  thinker_only.tensors.push_back(headers.tensors.front());
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  plan.gpu_architecture = "Hopper";
+  EXPECT_EQ(engine::stage_weights(*m, headers, plan).front().bytes, engine::stage_weights(*m, thinker_only, plan).front().bytes);
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
