@@ -655,14 +655,17 @@ void add_mllama_vision(Builder& b, const ModelSpec& m) {
   }
   layer_norm(b, p + "layernorm_pre", h);
   layer_norm(b, p + "layernorm_post", h);
-  auto block = [&](const std::string& l, bool gated) {
-    b.dense(l + "self_attn.qkv_proj.weight", {3 * h, h});
-    b.dense(l + "self_attn.o_proj.weight", {h, h});
-    linear_bias(b, l + "mlp.fc1", I, h);
-    linear_bias(b, l + "mlp.fc2", h, I);
-    layer_norm(b, l + "input_layernorm", h);
-    layer_norm(b, l + "post_attention_layernorm", h);
-    if (gated) for (const char* gate : {"gate_attn", "gate_ffn"}) b.dense(l + gate, {1});
+  // Copies of the bindings: clang 14 (the sanitizer build) cannot capture structured bindings.
+  const std::int64_t width = h, inner = I;
+  auto block = [&b, width, inner](const std::string& l, bool gated) {
+    b.dense(l + "self_attn.qkv_proj.weight", {3 * width, width});
+    b.dense(l + "self_attn.o_proj.weight", {width, width});
+    linear_bias(b, l + "mlp.fc1", inner, width);
+    linear_bias(b, l + "mlp.fc2", width, inner);
+    layer_norm(b, l + "input_layernorm", width);
+    layer_norm(b, l + "post_attention_layernorm", width);
+    if (gated)
+      for (const char* gate : {"gate_attn", "gate_ffn"}) b.dense(l + gate, {1});
   };
   for (int i = 0; i < v.depth; ++i) block(p + "transformer.layers." + std::to_string(i) + ".", false);
   for (int i = 0; i < v.global_layers; ++i) block(p + "global_transformer.layers." + std::to_string(i) + ".", true);
