@@ -781,6 +781,41 @@ void add_qwen3_omni_audio(Builder& b, const ModelSpec& m) {
   linear_bias(b, p + "proj2", out, d);
 }
 
+// Qwen2.5-Omni's audio encoder (Qwen2_5OmniAudioEncoder, the thinker's audio_tower, Whisper's
+// layout): conv1 over the mel bins and conv2 (kernel 3, biased), the audio begin/end embeddings
+// (2 x output_dim), encoder layers whose k_proj has no bias, ln_post and proj into the language
+// model (avg_pooler has no parameters).
+void add_qwen2_5_omni_audio(Builder& b, const ModelSpec& m) {
+  const AudioConfig& a = *m.audio;
+  const std::int64_t d = a.d_model, mel = a.num_mel_bins > 0 ? a.num_mel_bins : 128, ffn = a.ffn > 0 ? a.ffn : 4 * d;
+  const std::int64_t out = a.output_dim > 0 ? a.output_dim : m.hidden_size;
+  const std::string p = "audio_tower.";
+  b.dense(p + "conv1.weight", {d, mel, 3});
+  b.dense(p + "conv1.bias", {d});
+  b.dense(p + "conv2.weight", {d, d, 3});
+  b.dense(p + "conv2.bias", {d});
+  b.dense(p + "audio_bos_eos_token.weight", {2, out});
+  for (int i = 0; i < a.layers; ++i) {
+    const std::string l = p + "layers." + std::to_string(i) + ".";
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
+      linear_bias(b, l + "self_attn." + proj, d, d, std::string_view(proj) != "k_proj");
+    layer_norm(b, l + "self_attn_layer_norm", d);
+    linear_bias(b, l + "fc1", ffn, d);
+    linear_bias(b, l + "fc2", d, ffn);
+    layer_norm(b, l + "final_layer_norm", d);
+  }
+  layer_norm(b, p + "ln_post", d);
+  linear_bias(b, p + "proj", out, d);
+}
+
+// The audio encoders laid out here, by audio_config.model_type; another type is counted only
+// from a checkpoint's own safetensors headers.
+void add_audio(Builder& b, const ModelSpec& m) {
+  if (!m.audio || m.audio->layers <= 0 || m.audio->d_model <= 0) return;
+  if (m.audio->model_type == "qwen3_omni_moe_audio_encoder") add_qwen3_omni_audio(b, m);
+  else if (m.audio->model_type == "qwen2_5_omni_audio_encoder") add_qwen2_5_omni_audio(b, m);
+}
+
 // Gemma 4 / 3n per-layer inputs (gemma4.py, gemma3n.py): a second embedding table of
 // vocab_size_per_layer_input × (layers × hidden_size_per_layer_input), the projection of the
 // hidden state to the same width and its norm, and per layer an input gate, a projection back
@@ -919,8 +954,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
     else b.dense(lm_head, {V, H});
   }
   if (m.vision) add_vision(b, m);
-  if (m.audio && m.audio->model_type == "qwen3_omni_moe_audio_encoder" && m.audio->layers > 0 && m.audio->d_model > 0)
-    add_qwen3_omni_audio(b, m);
+  add_audio(b, m);
   return b.take();
 }
 

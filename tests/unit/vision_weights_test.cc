@@ -325,6 +325,30 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
   EXPECT_EQ(engine::stage_weights(*m, headers, plan).front().bytes, engine::stage_weights(*m, thinker_only, plan).front().bytes);
 }
 
+// Qwen2.5-Omni-7B's thinker_config (audio and text as its release writes them). Its audio encoder,
+// from transformers' module tree of Qwen2_5OmniAudioEncoder: conv1 128 -> 1,280 and conv2 1,280 ->
+// 1,280, kernel 3 with biases (492,800 and 4,916,480); the begin/end embedding 2 x 3,584; 32 layers
+// of q/v/out 1,280² with biases and k without (6,557,440), two LayerNorms, fc1/fc2 1,280 <-> 5,120
+// (19,676,160 each); ln_post; proj 1,280 -> 3,584 with bias: 639,647,232 parameters.
+TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
+  auto m = parse_model_config_text(R"({"architectures": ["Qwen2_5OmniModel"], "model_type": "qwen2_5_omni",
+    "thinker_config": {"model_type": "qwen2_5_omni_thinker", "torch_dtype": "bfloat16",
+      "audio_config": {"model_type": "qwen2_5_omni_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+        "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "output_dim": 3584, "num_mel_bins": 128, "n_window": 100},
+      "text_config": {"model_type": "qwen2_5_omni_text", "hidden_size": 3584, "intermediate_size": 18944,
+        "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 152064,
+        "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false},
+      "vision_config": {"model_type": "qwen2_5_omni_vision_encoder", "depth": 32, "hidden_size": 1280,
+        "intermediate_size": 3420, "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
+        "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->hidden_size, 3584);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "audio_tower."), 639647232);
+  EXPECT_TRUE(find_tensor(inv, "visual.blocks.31.mlp.gate_proj.weight"));  // Qwen2.5-VL's gated MLP
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
