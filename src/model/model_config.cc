@@ -248,6 +248,12 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
     if (inter) v.intermediate_size = static_cast<int>(inter->second);
   }
   if (qwen2_vl) fill_qwen2_vl_defaults(v);
+  // GLM-4.xV (Glm4vVisionConfig): attention_bias on the fused qkv, false unless written.
+  HR_TRY(attention_bias, vc->get_bool("attention_bias"));
+  HR_TRY(archs, top.get_string_list("architectures"));
+  const bool glm4v = archs && !archs->empty() && archs->front().starts_with("Glm4v");
+  if (attention_bias) v.qkv_bias = *attention_bias;
+  else if (glm4v) v.qkv_bias = false;
   HR_TRY(internvl, read_internvl_tiling(top, *vc, v));
   (void)internvl;
   HR_TRY(anyres, read_llava_anyres(top, v));

@@ -406,7 +406,7 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
@@ -414,6 +414,7 @@ VisionFamily vision_family(const ModelSpec& m) {
   auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
   if (has(a, "Phi3VForCausalLM")) return VisionFamily::phi3v;
   if (has(a, "Mllama") || vt == "mllama_vision_model") return VisionFamily::mllama;
+  if (a.starts_with("Glm4v") || vt.starts_with("glm4v")) return VisionFamily::glm4v;
   if (has(a, "Qwen2VL") || vt == "qwen2_vl") return VisionFamily::qwen2_vl;
   if (has(a, "Qwen2_5_VL") || has(a, "Qwen2_5Omni") || vt == "qwen2_5_vl" || vt.starts_with("qwen2_5_omni"))
     return VisionFamily::qwen2_5_vl;
@@ -672,6 +673,40 @@ void add_mllama_vision(Builder& b, const ModelSpec& m) {
   linear_bias(b, "multi_modal_projector", H, out);
 }
 
+// GLM-4.1V / 4.5V / 4.6V (glm4_1v.py, transformers' Glm4vVisionModel): a Conv3d patch embedding with
+// bias, a learned position table of (image_size / patch)² rows, RMSNorm blocks with a fused qkv
+// (attention_bias) and a bias-free proj, a gated bias-free MLP whose width is out_hidden_size, the
+// post-conv and post RMSNorms, the merge x merge downsampling convolution into out_hidden_size, and
+// the merger (proj, LayerNorm, gated MLP of intermediate_size), all bias-free but the norm.
+void add_glm4v_vision(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  const std::string p = "visual.";
+  const std::int64_t temporal = v.temporal_patch_size > 0 ? v.temporal_patch_size : 2;
+  b.dense(p + "patch_embed.proj.weight", {h, 3, temporal, patch, patch});
+  b.dense(p + "patch_embed.proj.bias", {h});
+  if (v.image_size > 0) b.dense(p + "embeddings.position_embedding.weight", {(v.image_size / patch) * (v.image_size / patch), h});
+  b.dense(p + "post_conv_layernorm.weight", {h});
+  for (int i = 0; i < v.depth; ++i) {
+    const std::string l = p + "blocks." + std::to_string(i) + ".";
+    b.dense(l + "norm1.weight", {h});
+    b.dense(l + "norm2.weight", {h});
+    linear_bias(b, l + "attn.qkv", 3 * h, h, v.qkv_bias);
+    b.dense(l + "attn.proj.weight", {h, h});
+    b.dense(l + "mlp.gate_proj.weight", {out, h});
+    b.dense(l + "mlp.up_proj.weight", {out, h});
+    b.dense(l + "mlp.down_proj.weight", {h, out});
+  }
+  b.dense(p + "post_layernorm.weight", {h});
+  b.dense(p + "downsample.weight", {out, h, merge, merge});
+  b.dense(p + "downsample.bias", {out});
+  b.dense(p + "merger.proj.weight", {out, out});
+  layer_norm(b, p + "merger.post_projection_norm", out);
+  b.dense(p + "merger.gate_proj.weight", {I, out});
+  b.dense(p + "merger.up_proj.weight", {I, out});
+  b.dense(p + "merger.down_proj.weight", {out, I});
+}
+
 // phi3v.py Phi3HDImageEmbedding: CLIP ViT-L/14-336 up to the feature layer (clip.py, with its
 // class token and pre-LayerNorm), the 2 x 2-merged separators glb_GN and sub_GN, and
 // img_projection (image_dim_out x 4 -> H, GELU, H -> H).
@@ -746,6 +781,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::clip:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
     case VisionFamily::mllama: return add_mllama_vision(b, m);
+    case VisionFamily::glm4v: return add_glm4v_vision(b, m);
   }
 }
 

@@ -349,6 +349,30 @@ TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
   EXPECT_TRUE(find_tensor(inv, "visual.blocks.31.mlp.gate_proj.weight"));  // Qwen2.5-VL's gated MLP
 }
 
+// A GLM-4.1V-9B-shaped vision_config (hidden 1536, 24 blocks, out_hidden_size 4096, intermediate
+// 13696, 336-pixel images of 14-pixel patches, attention_bias false). transformers' Glm4vVisionModel
+// and vLLM's glm4_1v.py build: the position table 576 x 1536 (884,736); the Conv3d 3 x 2 x 14 x 14 ->
+// 1536 with bias (1,807,872); per block two RMSNorms, qkv 1536 -> 4608 and proj without biases and
+// the gated MLP 1536 <-> 4096 (28,314,624; 24 of them); post-conv and post RMSNorms; the 2 x 2
+// downsampling conv 1536 -> 4096 with bias (25,169,920); the merger's proj 4096², its LayerNorm
+// and the gated MLP 4096 <-> 13696 (185,081,856): 892,498,432 parameters. Before, the tower was
+// laid out as a SigLIP one.
+TEST(VisionWeights, Glm4vHasItsDownsamplingConvAndGatedMerger) {
+  auto m = parse_model_config_text(R"({"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
+    "torch_dtype": "bfloat16",
+    "text_config": {"model_type": "glm4v_text", "hidden_size": 4096, "intermediate_size": 13696, "num_attention_heads": 32,
+      "num_key_value_heads": 2, "num_hidden_layers": 40, "vocab_size": 151552, "max_position_embeddings": 65536,
+      "partial_rotary_factor": 0.5, "rope_theta": 10000, "tie_word_embeddings": false},
+    "vision_config": {"model_type": "glm4v", "hidden_size": 1536, "depth": 24, "num_heads": 12, "intermediate_size": 13696,
+      "out_hidden_size": 4096, "patch_size": 14, "image_size": 336, "spatial_merge_size": 2, "temporal_patch_size": 2,
+      "attention_bias": false, "hidden_act": "silu", "rms_norm_eps": 1e-05}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "visual."), 892498432);
+  EXPECT_FALSE(find_tensor(inv, "visual.blocks.0.attn.qkv.bias"));
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
