@@ -787,6 +787,21 @@ void add_vision(Builder& b, const ModelSpec& m) {
 
 }  // namespace
 
+// The omni audio encoders' layers (Whisper's encoder layer): q/k/v/out projections, biased except
+// k_proj where Whisper leaves it out, a LayerNorm before attention and one before fc1/fc2.
+void audio_encoder_layers(Builder& b, const std::string& p, const AudioConfig& a, std::int64_t ffn, bool k_bias) {
+  const std::int64_t d = a.d_model;
+  for (int i = 0; i < a.layers; ++i) {
+    const std::string l = p + "layers." + std::to_string(i) + ".";
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
+      linear_bias(b, l + "self_attn." + proj, d, d, k_bias || std::string_view(proj) != "k_proj");
+    layer_norm(b, l + "self_attn_layer_norm", d);
+    linear_bias(b, l + "fc1", ffn, d);
+    linear_bias(b, l + "fc2", d, ffn);
+    layer_norm(b, l + "final_layer_norm", d);
+  }
+}
+
 // Qwen3-Omni's audio encoder (Qwen3OmniMoeAudioEncoder, the thinker's audio_tower): three 3 x 3
 // stride-2 convolutions of downsample_hidden_size channels over the mel bins, conv_out from the
 // flattened channels x (mel bins / 8) to d_model without bias, encoder layers with biased q/k/v/out
@@ -804,14 +819,7 @@ void add_qwen3_omni_audio(Builder& b, const ModelSpec& m) {
     b.dense(p + conv + ".bias", {c});
   }
   b.dense(p + "conv_out.weight", {d, c * ((mel + 7) / 8)});
-  for (int i = 0; i < a.layers; ++i) {
-    const std::string l = p + "layers." + std::to_string(i) + ".";
-    for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) linear_bias(b, l + "self_attn." + proj, d, d);
-    layer_norm(b, l + "self_attn_layer_norm", d);
-    linear_bias(b, l + "fc1", ffn, d);
-    linear_bias(b, l + "fc2", d, ffn);
-    layer_norm(b, l + "final_layer_norm", d);
-  }
+  audio_encoder_layers(b, p, a, ffn, true);
   layer_norm(b, p + "ln_post", d);
   linear_bias(b, p + "proj1", d, d);
   linear_bias(b, p + "proj2", out, d);
@@ -831,15 +839,7 @@ void add_qwen2_5_omni_audio(Builder& b, const ModelSpec& m) {
   b.dense(p + "conv2.weight", {d, d, 3});
   b.dense(p + "conv2.bias", {d});
   b.dense(p + "audio_bos_eos_token.weight", {2, out});
-  for (int i = 0; i < a.layers; ++i) {
-    const std::string l = p + "layers." + std::to_string(i) + ".";
-    for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
-      linear_bias(b, l + "self_attn." + proj, d, d, std::string_view(proj) != "k_proj");
-    layer_norm(b, l + "self_attn_layer_norm", d);
-    linear_bias(b, l + "fc1", ffn, d);
-    linear_bias(b, l + "fc2", d, ffn);
-    layer_norm(b, l + "final_layer_norm", d);
-  }
+  audio_encoder_layers(b, p, a, ffn, false);
   layer_norm(b, p + "ln_post", d);
   linear_bias(b, p + "proj", out, d);
 }
