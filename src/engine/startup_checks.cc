@@ -146,14 +146,21 @@ bool catalogue_has_architecture(const std::string& arch) {
 // Whether vLLM would find a model class for the architecture.
 enum class ArchitectureStanding { served, unknown_but_maybe_served, refused };
 
+// The last release that serves a class vLLM dropped (Llama 3.2 Vision and the other V0-only
+// models with V0 in v0.11, Phi-4-multimodal after v0.12), when `version` is a later one.
+std::optional<VllmVersion> dropped_before(const std::string& arch, const VllmVersion& version) {
+  const auto& registry = architecture_registry();
+  for (const auto& [name, until] : registry.previously_supported)
+    if (name == arch && version > until && !contains(registry.names, arch)) return until;
+  return std::nullopt;
+}
+
 ArchitectureStanding architecture_standing(const StartupCheckInputs& in) {
   const ModelSpec& model = in.model;
   const auto& registry = architecture_registry();
   const std::string& arch = model.architecture;
-  // A class vLLM dropped (Llama 3.2 Vision and the other V0-only models with V0 in v0.11,
-  // Phi-4-multimodal after v0.12) is refused by later releases, a catalogue model's too.
-  for (const auto& [name, until] : registry.previously_supported)
-    if (name == arch && in.version > until && !contains(registry.names, arch)) return ArchitectureStanding::refused;
+  // A dropped class is refused by the releases after it, a catalogue model's too.
+  if (dropped_before(arch, in.version)) return ArchitectureStanding::refused;
   if (model.architecture.empty() || model.source == ModelSource::catalog) return ArchitectureStanding::served;
   if (model.raw_config.is_object() && model.raw_config.contains("auto_map")) return ArchitectureStanding::served;
   if (registry.names.empty()) return ArchitectureStanding::served;
@@ -174,10 +181,9 @@ std::string shown_architecture(const std::string& arch) { return arch.size() > 8
 
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
   std::vector<std::string> out = unrecognized_flag_warnings(in.flags, in.version);
-  for (const auto& [name, until] : architecture_registry().previously_supported)
-    if (name == in.model.architecture && in.version > until && !contains(architecture_registry().names, name))
-      out.push_back("vLLM " + until.to_string() + " is the last release that serves " + name + " (it was removed after it): " +
-                    "--vllm-version " + until.to_string() + " predicts that release");
+  if (auto last = dropped_before(in.model.architecture, in.version))
+    out.push_back("vLLM " + last->to_string() + " is the last release that serves " + in.model.architecture +
+                  " (it was removed after it): --vllm-version " + last->to_string() + " predicts that release");
   // A class outside every list read might be one transformers has elsewhere (the Transformers
   // backend): a warning, not a predicted failure.
   if (architecture_standing(in) != ArchitectureStanding::unknown_but_maybe_served) return out;
