@@ -491,9 +491,10 @@ bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
   for (const char* modality : {"image", "video", "audio"}) {
     auto it = flags.limit_mm_per_prompt.find(modality);
     if (it == flags.limit_mm_per_prompt.end() || it->second > 0) {
-      // An unnamed modality keeps its default limit unless the model has no such input; the
-      // catalogue's towers take images (and video where takes_video says so), never audio here.
-      if (std::string(modality) == "audio") continue;
+      // An unnamed modality keeps its default limit unless the model has no such input: towers
+      // take images (and video where takes_video says so), audio only where an audio encoder is
+      // read (the omni models).
+      if (std::string(modality) == "audio" && !model.audio) continue;
       if (std::string(modality) == "video" && !takes_video(model)) continue;
       return false;
     }

@@ -2,6 +2,7 @@
 // totals vLLM logged ("Model loading took X GiB") for the multimodal models of the calibration logs.
 #include <gtest/gtest.h>
 
+#include "engine/encoder_profile.h"
 #include "engine/weights.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
@@ -313,6 +314,13 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
   bool noted = false;
   for (const auto& n : h100.notes) noted = noted || n.find("1 dummy image(s) of 12,544 embeddings") != std::string::npos;
   EXPECT_TRUE(noted);
+  // Images and video off leave audio on: vLLM still builds the towers. With audio off too it is
+  // text only (v0.10.1+ skips the towers' weights).
+  VllmFlags no_vision;
+  no_vision.limit_mm_per_prompt = {{"image", 0}, {"video", 0}};
+  EXPECT_FALSE(engine::text_only_mode(*m, no_vision));
+  no_vision.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_TRUE(engine::text_only_mode(*m, no_vision));
   // From a checkpoint's own headers: the talker's and code2wav's tensors are not loaded.
   WeightsInventory headers, thinker_only;
   headers.exact = thinker_only.exact = true;
