@@ -548,8 +548,10 @@ EncoderProfile mllama_v0_profile(const ModelSpec& model, const VllmFlags& flags,
   p.item = {"image", L, P, 0, 0,
             std::to_string(tiles) + " tiles of " + std::to_string(v.image_size) + "² per image, " +
                 std::to_string(per_seq) + " per dummy sequence"};
-  p.encoder_peak = static_cast<Bytes>(per_image * p.items);
-  p.cached_outputs = static_cast<Bytes>(dtype_bytes * static_cast<double>(P) * model.hidden_size * p.items);
+  // Clamped far beyond any GPU (a hostile config's batch must not overflow the conversion).
+  constexpr double k_most = 1e18;
+  p.encoder_peak = static_cast<Bytes>(std::min(per_image * p.items, k_most));
+  p.cached_outputs = static_cast<Bytes>(std::min(dtype_bytes * static_cast<double>(P) * model.hidden_size * p.items, k_most));
   p.explanation = "encoder profile (V0, encoder-decoder): " + std::to_string(s.max_num_seqs) + " dummy sequences with " +
                   std::to_string(p.items) + " image(s) of " + std::to_string(P) + " patches in one batch; peak " +
                   util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from mllama.py's tensors (" +

@@ -177,8 +177,13 @@ void fill_qwen2_vl_defaults(VisionConfig& v) {
 // max_num_tiles 4, 8 supported_aspect_ratios) when the config leaves it out.
 Result<bool> read_mllama_tiling(const ConfigReader& vc, VisionConfig& v) {
   if (v.model_type != "mllama_vision_model") return false;
+  // Bounds far above the release's (8 global layers, 4 tiles of 40 x 40 patches) that keep the
+  // tile tables' and the profile's arithmetic within 64 bits.
   HR_TRY(global, get_number_in(vc, "num_global_layers", 0.0, 1024.0));
-  HR_TRY(tiles, get_number_in(vc, "max_num_tiles", 1.0, 1024.0));
+  HR_TRY(tiles, get_number_in(vc, "max_num_tiles", 1.0, 64.0));
+  const int patch = v.patch_size > 0 ? v.patch_size : 14;
+  if (v.image_size / patch > 1024)
+    return tl::unexpected(vc.type_error("image_size", "at most 1,024 patches per side (image_size / patch_size)"));
   v.global_layers = static_cast<int>(global.value_or(8.0));
   v.max_tiles = static_cast<int>(tiles.value_or(4.0));
   v.aspect_ratio_ids = 8;
@@ -336,6 +341,18 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
                         "implausible \"vision_config.pixel_shuffle_ratio\": " + std::to_string(v.pixel_shuffle_ratio) +
                             " (expected 0 to 1)",
                         origin);
+  }
+  if (m.audio) {
+    const AudioConfig& a = *m.audio;
+    fields.push_back({"audio_config.encoder_layers", a.layers, 1 << 14});
+    for (auto [name, value] : {std::pair<const char*, int>{"audio_config.d_model", a.d_model},
+                               {"audio_config.encoder_ffn_dim", a.ffn},
+                               {"audio_config.output_dim", a.output_dim}})
+      fields.push_back({name, value, k_dim});
+    for (auto [name, value] : {std::pair<const char*, int>{"audio_config.encoder_attention_heads", a.heads},
+                               {"audio_config.num_mel_bins", a.num_mel_bins},
+                               {"audio_config.downsample_hidden_size", a.downsample_hidden_size}})
+      fields.push_back({name, value, k_count});
   }
   if (m.rope_scaling) {
     // The length vLLM derives (base x factor) stays within the bound on max_position_embeddings.

@@ -131,6 +131,32 @@ TEST(Mllama, V0ProfileEncodesOneImagePerDummySequence) {
   EXPECT_LT(test_support::run(m, test_support::gpus("H100 NVL"), text_only, v063).memory.activation_peak, from_gib(2.0));
 }
 
+// Llama 3.2 Vision's tile counts are bounded where they are read: the tile table and the profile's
+// mask grow with tiles x (image_size / patch_size)^2.
+TEST(Mllama, RefusesImplausibleTiles) {
+  const std::string base = R"({"architectures": ["MllamaForConditionalGeneration"], "model_type": "mllama",
+    "text_config": {"model_type": "mllama_text_model", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 40, "vocab_size": 128256,
+      "max_position_embeddings": 131072, "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]},
+    "vision_config": {"model_type": "mllama_vision_model", "hidden_size": 1280, "intermediate_size": 5120,
+      "num_attention_heads": 16, "num_hidden_layers": 32, "num_global_layers": 8, "image_size": 560, "patch_size": 14,
+      "vision_output_dim": 7680, TILES}})";
+  auto with = [&](const std::string& tiles) {
+    std::string text = base;
+    text.replace(text.find("TILES"), 5, tiles);
+    return parse_model_config_text(text, "config.json");
+  };
+  auto ok = with(R"("max_num_tiles": 4)");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->vision->max_tiles, 4);
+  auto many = with(R"("max_num_tiles": 100000)");
+  ASSERT_FALSE(many);
+  EXPECT_NE(many.error().message.find("max_num_tiles"), std::string::npos) << many.error().message;
+  auto ratios = with(R"("max_num_tiles": 4, "supported_aspect_ratios": 7)");
+  ASSERT_FALSE(ratios);
+  EXPECT_NE(ratios.error().message.find("supported_aspect_ratios"), std::string::npos) << ratios.error().message;
+}
+
 // The V1 oracle of v0.8-v0.10 (arg_utils.py: "No Mamba or Encoder-Decoder so far") sends Llama 3.2
 // Vision to the V0 engine, naming model_config.architectures.
 TEST(Mllama, V1OracleFallsBackToV0) {

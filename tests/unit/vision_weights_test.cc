@@ -321,6 +321,12 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
   EXPECT_FALSE(engine::text_only_mode(*m, no_vision));
   no_vision.limit_mm_per_prompt["audio"] = 0;
   EXPECT_TRUE(engine::text_only_mode(*m, no_vision));
+  // A hostile layer count is refused at the edge, with the key named, before any layout.
+  std::string hostile = k_qwen3_omni;
+  hostile.replace(hostile.find("\"encoder_layers\": 32"), std::string("\"encoder_layers\": 32").size(), "\"encoder_layers\": 900000");
+  auto refused = parse_model_config_text(hostile, "config.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("audio_config.encoder_layers"), std::string::npos) << refused.error().message;
   // From a checkpoint's own headers: the talker's and code2wav's tensors are not loaded.
   WeightsInventory headers, thinker_only;
   headers.exact = thinker_only.exact = true;
