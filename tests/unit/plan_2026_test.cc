@@ -219,6 +219,19 @@ TEST(Plan2026, Nvfp4IsRefusedBelowComputeCapability75WithVllmsMessage) {
       << plan->no_fit->reason;
 }
 
+// A class vLLM dropped (Llama 3.2 Vision after 0.10.2): nothing fits on a later release, and the
+// reason names the last release that serves it.
+TEST(Plan2026, DroppedArchitectureNamesTheLastReleaseThatServesIt) {
+  auto plan = make_plan(model("meta-llama/Llama-3.2-11B-Vision-Instruct"), setup("H100"), context(8192), v("0.33.0"));
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_FALSE(plan->recommended);
+  ASSERT_TRUE(plan->no_fit);
+  EXPECT_NE(plan->no_fit->reason.find("Model architectures ['MllamaForConditionalGeneration'] are not supported for now."),
+            std::string::npos)
+      << plan->no_fit->reason;
+  EXPECT_NE(plan->no_fit->reason.find("--vllm-version 0.10.2 predicts that release"), std::string::npos) << plan->no_fit->reason;
+}
+
 TEST(Plan2026, Nvfp4MinimumCapabilityFollowsTheMarlinKernel) {
   // Before the FP4 Marlin kernel (#17687, merged 2025-05-06, first in v0.9) NVFP4 needed
   // Blackwell (ModelOptNvFp4Config.get_min_capability() 100): an H100 is refused.
