@@ -179,11 +179,16 @@ std::string shown_architecture(const std::string& arch) { return arch.size() > 8
 
 }  // namespace
 
+std::optional<std::string> dropped_architecture_note(const std::string& architecture, const VllmVersion& version) {
+  auto last = dropped_before(architecture, version);
+  if (!last) return std::nullopt;
+  return "vLLM " + last->to_string() + " is the last release that serves " + architecture +
+         " (it was removed after it): --vllm-version " + last->to_string() + " predicts that release";
+}
+
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
   std::vector<std::string> out = unrecognized_flag_warnings(in.flags, in.version);
-  if (auto last = dropped_before(in.model.architecture, in.version))
-    out.push_back("vLLM " + last->to_string() + " is the last release that serves " + in.model.architecture +
-                  " (it was removed after it): --vllm-version " + last->to_string() + " predicts that release");
+  if (auto note = dropped_architecture_note(in.model.architecture, in.version)) out.push_back(*note);
   // A class outside every list read might be one transformers has elsewhere (the Transformers
   // backend): a warning, not a predicted failure.
   if (architecture_standing(in) != ArchitectureStanding::unknown_but_maybe_served) return out;

@@ -39,6 +39,10 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in);
 // transformers or remote code has it.
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in);
 
+// For an architecture vLLM dropped (data/vllm_architectures.json previously_supported) asked of a
+// later release: a line naming the last release that serves it; nullopt otherwise.
+std::optional<std::string> dropped_architecture_note(const std::string& architecture, const VllmVersion& version);
+
 // Worker initialisation before the free-memory check (v1/worker/gpu_worker.py init_device →
 // platforms/cuda.py check_if_supports_dtype): the dtype against the GPU.
 std::optional<Failure> worker_init_failure(const StartupCheckInputs& in, const std::optional<Failure>& dtype_failure);

@@ -785,8 +785,6 @@ void add_vision(Builder& b, const ModelSpec& m) {
   }
 }
 
-}  // namespace
-
 // The omni audio encoders' layers (Whisper's encoder layer): q/k/v/out projections, biased except
 // k_proj where Whisper leaves it out, a LayerNorm before attention and one before fc1/fc2.
 void audio_encoder_layers(Builder& b, const std::string& p, const AudioConfig& a, std::int64_t ffn, bool k_bias) {
@@ -851,6 +849,8 @@ void add_audio(Builder& b, const ModelSpec& m) {
   if (m.audio->model_type == "qwen3_omni_moe_audio_encoder") add_qwen3_omni_audio(b, m);
   else if (m.audio->model_type == "qwen2_5_omni_audio_encoder") add_qwen2_5_omni_audio(b, m);
 }
+
+}  // namespace
 
 // Gemma 4 / 3n per-layer inputs (gemma4.py, gemma3n.py): a second embedding table of
 // vocab_size_per_layer_input × (layers × hidden_size_per_layer_input), the projection of the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/startup_checks.h"
 #include "plan/plan_internal.h"
 #include "util/strings.h"
 
@@ -109,9 +110,8 @@ NoFit analyse_no_fit(SearchState& s, const Plan& plan) {
                 util::fixed(best->at_hi.max_concurrency, 2) + " requests); the workload needs " + workload;
   } else {
     nf.reason = "with " + layout_text(best->layout) + ": " + best->failure;
-    // A class vLLM dropped: the check's warning names the last release that serves it.
-    for (const auto& w : best->at_hi.warnings)
-      if (w.find("is the last release that serves") != std::string::npos) nf.reason += " (" + w + ")";
+    // A class vLLM dropped: name the last release that serves it.
+    if (auto note = engine::dropped_architecture_note(s.model.architecture, s.version)) nf.reason += " (" + *note + ")";
   }
 
   // Changes to the request first (no new hardware), then the model, then the hardware. Each
