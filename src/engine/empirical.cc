@@ -59,10 +59,8 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
   // Before v0.17 the MoE workspace lived only through the forward pass: the logged peaks of
   // gpt-oss-20b and gpt-oss-120b on v0.13 (7.38 GiB each) and the KV of Qwen3-30B-A3B on v0.12
   // (RTX PRO 6000) match the sampler alone; the five MoE rows of v0.17+ carry it on top.
-  if (version.is_v1_engine() && version < VllmVersion{0, 17})
-    out.total = std::max(out.forward + out.moe, out.sampler) + out.encoder;
-  else
-    out.total = std::max(out.forward, out.sampler) + out.moe + out.encoder;
+  out.sampler_rival = version.is_v1_engine() && version < VllmVersion{0, 17} ? out.forward + out.moe : out.forward;
+  out.total = std::max(out.sampler_rival, out.sampler) + (out.forward + out.moe - out.sampler_rival) + out.encoder;
   // The encoder pass comes first (profile_run runs get_multimodal_embeddings before _dummy_run):
   // its peak and the language model's are not simultaneous; torch's peak is the larger.
   out.total = std::max(out.total, out.encoder_pass);

@@ -42,6 +42,8 @@ struct ActivationEstimate {
   Bytes moe = 0;       // fused-MoE intermediate caches
   Bytes encoder = 0;   // multimodal encoder outputs kept in the encoder cache during the profile run
   Bytes encoder_pass = 0;  // the encoder's own peak on the dummy batch (before the language model runs)
+  Bytes sampler_rival = 0; // what the sampler's buffers compete with for the peak (the forward pass; before
+                           // v0.17 with the fused-MoE caches)
 };
 
 // Whether vLLM treats the model as multimodal (it profiles the encoder): a vision tower in the

@@ -76,6 +76,9 @@ struct LoadedWeights {
 struct RankProfile {
   Bytes activation = 0;          // torch peak of the dummy forward and sampler
   Bytes sampler = 0;             // part of `activation`: the sampler's [R, vocab] buffers
+  // The sampler's buffers where they set the activation peak even with the forward pass larger by
+  // the architecture allowance (uncertainty.h); 0 otherwise, and when the peak was measured.
+  Bytes sampler_sets_peak = 0;
   // How much the peak moves when the sampler takes its other path where an installed FlashInfer
   // decides it (v0.8-v0.11.0): > 0 the sort path takes more than the estimate, < 0 FlashInfer's
   // kernels take less.

@@ -8,6 +8,7 @@
 #include "engine/empirical.h"
 #include "engine/encoder_profile.h"
 #include "engine/predict_stages.h"
+#include "engine/uncertainty.h"
 #include "engine/vllm_defaults.h"
 #include "util/strings.h"
 
@@ -75,6 +76,9 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
                      std::to_string(encoder.encoder_budget) + " tokens, and profiled with " + std::to_string(encoder.items) + " " +
                      encoder.item.modality + " items\"";
   r.sampler = act.sampler;
+  if (act.total != act.encoder_pass &&
+      static_cast<double>(act.sampler) >= (1.0 + k_unmeasured_architecture_activation) * static_cast<double>(act.sampler_rival))
+    r.sampler_sets_peak = act.sampler;
   if (sampler_path_depends_on_flashinfer(config.version, flags.use_flashinfer_sampler)) {
     // The estimate takes each era's fitted path (FlashInfer's kernels on v0.8-v0.10, the sort on
     // v0.11.0, whose runs measured it); the other path is the other reading.
@@ -115,6 +119,7 @@ void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProf
     r.encoder_pass_modelled = false;
     r.encoder_other_reading = 0;
     r.sampler_other_path = 0;  // measured: whichever path the sampler took is in it
+    r.sampler_sets_peak = 0;
   }
   if (mt.non_torch) {
     r.non_torch = *mt.non_torch;

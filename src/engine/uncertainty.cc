@@ -61,7 +61,12 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
   if (!architecture_calibrated(gpu)) {
     const std::string what = gpu.key == "custom" ? "a GPU given by its memory only" : gpu.name + " (" + gpu.architecture + ")";
     u.reasons.push_back(what + ": the calibration runs that measure activation, non-torch and graph memory are on Hopper GPUs");
-    spread += 0.3 * a + std::max(0.5 * n, static_cast<double>(from_gib(0.1))) + 0.5 * g;
+    // The sampler's buffers are sized by their shapes ([R, vocab] logits, probabilities and the
+    // sort's copies: the same torch allocations on every CUDA GPU; FlashInfer-or-sort is a reason
+    // of its own below). Where they set the peak even with the forward pass larger by the
+    // allowance, the allowance applies to the rest of the activation only.
+    const double a_arch = a - static_cast<double>(std::min(m.activation_peak, model.sampler_sets_peak));
+    spread += k_unmeasured_architecture_activation * a_arch + std::max(0.5 * n, static_cast<double>(from_gib(0.1))) + 0.5 * g;
   }
   if (version > k_newest_calibrated) {
     u.reasons.push_back("vLLM " + version.to_string() + " is newer than the calibration runs (up to " +

@@ -22,6 +22,10 @@ inline const VllmVersion k_newest_calibrated{0, 26, 1};
 // same error.
 inline constexpr double k_calibrated_kv_error = 0.004;
 
+// How far the activation peak may move on a GPU architecture the calibration does not measure: a
+// judgement from the spread of the calibrated rows (docs/accuracy.md, "Uncertainty range").
+inline constexpr double k_unmeasured_architecture_activation = 0.3;
+
 // The KV range for a prediction outside the calibrated region, nullopt inside it. Each reason adds
 // the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
 // they are charged to the budget) to the available KV memory; tokens scale with it.
@@ -49,6 +53,8 @@ struct ModelUncertainty {
   // The method was read but part of its ignore list is not known (QuantizationConfig::
   // ignore_entries_unaccounted): the other reading keeps attention and shared experts 16-bit too.
   int unknown_ignore_entries = 0;
+  // The sampler's [R, vocab] buffers where they set the activation peak (RankProfile::sampler_sets_peak).
+  Bytes sampler_sets_peak = 0;
 };
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,

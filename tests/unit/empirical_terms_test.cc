@@ -3,6 +3,8 @@
 // mechanisms decide (values from calibration/startup.jsonl's log lines).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/empirical.h"
 #include "headroom/vllm_config.h"
 #include "unit/engine_test_support.h"
@@ -134,6 +136,31 @@ TEST(EmpiricalTerms, UnsetFlashinferSamplerOnV010WidensTheLowSide) {
   Prediction kernels = run(m, gpus("H100"), f, VllmVersion{0, 10, 0});
   EXPECT_FALSE(kernels.uncertainty.has_value());
   EXPECT_EQ(kernels.memory.kv_cache, unset.memory.kv_cache);
+}
+
+// On a GPU the calibration does not measure, the range allows 30 % of the activation for other
+// kernels, but not of the sampler's [R, vocab] buffers, which torch sizes by their shapes. Llama-3.1-8B
+// on an A100 at v0.19's defaults (256 sequences over a 128,256-token vocabulary against a forward pass
+// of 2,048 tokens): the sampler sets the peak, so the range is half the non-torch term (at least
+// 0.1 GiB) and the calibrated 0.4 % either side. With the sampler's share shrunk to one sequence the
+// forward pass sets the peak and its 30 % is back.
+TEST(EmpiricalTerms, AnotherArchitectureAllowsForTheForwardPassNotTheSamplersBuffers) {
+  VllmFlags f;
+  f.max_model_len = 8192;
+  const ModelSpec m = model("meta-llama/Llama-3.1-8B-Instruct");
+  Prediction p = run(m, gpus("A100 80GB"), f, VllmVersion{0, 19, 0});
+  ASSERT_TRUE(p.uncertainty.has_value());
+  const double kv = static_cast<double>(p.memory.kv_cache);
+  const double half = std::max(0.5 * static_cast<double>(p.memory.non_torch), static_cast<double>(from_gib(0.1))) + 0.004 * kv;
+  EXPECT_NEAR(static_cast<double>(p.uncertainty->kv_cache_high) - kv, half, 2.0);
+  EXPECT_NEAR(kv - static_cast<double>(p.uncertainty->kv_cache_low), half, 2.0);
+  f.max_num_seqs = 1;
+  Prediction one = run(m, gpus("A100 80GB"), f, VllmVersion{0, 19, 0});
+  ASSERT_TRUE(one.uncertainty.has_value());
+  const double kv1 = static_cast<double>(one.memory.kv_cache);
+  const double half1 = 0.3 * static_cast<double>(one.memory.activation_peak) +
+                       std::max(0.5 * static_cast<double>(one.memory.non_torch), static_cast<double>(from_gib(0.1))) + 0.004 * kv1;
+  EXPECT_NEAR(static_cast<double>(one.uncertainty->kv_cache_high) - kv1, half1, 2.0);
 }
 
 // What vLLM subtracts from v0.21 is its profile's own estimate, which the logs print next to the

@@ -119,5 +119,22 @@ TEST(KvUncertainty, TheSamplersOtherPathWidensTheSideItMoves) {
   EXPECT_NEAR(to_gib(kernels->kv_cache_high), 40 + 0.9 + k_base, 1e-6);
 }
 
+// Another architecture: 30 % of the activation, half the non-torch term (at least 0.1 GiB) and,
+// graphs not charged, nothing for them. The part of the activation the sampler's buffers set is
+// sized by shapes and left out: 1.5 of the 2 GiB here.
+TEST(KvUncertainty, AnotherArchitectureLeavesTheSamplersBuffersOut) {
+  auto a100 = GpuCatalog::builtin().find("A100 80GB");
+  ASSERT_TRUE(a100.has_value());
+  auto all = engine::kv_uncertainty(*a100, VllmVersion{0, 19, 0}, 1, terms(40), 100000, false);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_NEAR(to_gib(all->kv_cache_low), 40 - 0.6 - 0.125 - k_base, 1e-6);
+  engine::ModelUncertainty mu;
+  mu.sampler_sets_peak = from_gib(1.5);
+  auto rest = engine::kv_uncertainty(*a100, VllmVersion{0, 19, 0}, 1, terms(40), 100000, false, false, 0, false, mu);
+  ASSERT_TRUE(rest.has_value());
+  EXPECT_NEAR(to_gib(rest->kv_cache_low), 40 - 0.15 - 0.125 - k_base, 1e-6);
+  EXPECT_NEAR(to_gib(rest->kv_cache_high), 40 + 0.15 + 0.125 + k_base, 1e-6);
+}
+
 }  // namespace
 }  // namespace headroom
