@@ -18,7 +18,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -32,9 +32,10 @@ Family family_of(const ModelSpec& m) {
   // LLaVA-NeXT-Video profiles a video of pooled frames (llava_next_video.py), not sized here.
   if (has(a, "LlavaNextVideo")) return Family::unsized;
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
+  if (has(a, "AyaVision")) return Family::aya_tiles;
   // Gemma 3 pools its SigLIP patches to 256 tokens (gemma3_mm.py); PaliGemma hands every patch on
   // (paligemma.py: the SigLIP encoder info's (image_size / patch)² tokens). Other SigLIP towers
-  // (Aya Vision's tiles, Idefics3's splits, ...) are not sized.
+  // (Idefics3's splits, ...) are not sized.
   if (has(a, "Gemma3ForConditionalGeneration")) return Family::siglip_fixed;
   if (has(a, "PaliGemma")) return Family::clip_fixed;
   // Pixtral-12B in transformers' layout is a LlavaForConditionalGeneration over a pixtral tower.
@@ -335,6 +336,40 @@ EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags) {
   return item;
 }
 
+// Aya Vision (aya_vision.py): get_image_size_with_most_features is a square of max_patches tiles
+// per side (364 × 12 pixels at the release's preprocessor defaults). transformers' GotOcr2
+// get_optimal_tiled_canvas gives a square image the largest square grid within max_patches (the
+// ties of equal aspect ratio go to the later, larger grid when the image's area exceeds half of
+// it), and get_num_patches adds the thumbnail tile when there is more than one: 3 × 3 + 1 = 10
+// tiles at max_patches 12. SigLIP encodes every tile as its own (image_size / patch)² sequence and
+// the pixel shuffle hands on (side × ratio)² embeddings per tile (169 at factor 2). Before v0.13
+// vLLM budgets the placeholder's text markers too (about a dozen tokens more per image), which
+// changes the items per batch only for budgets within a dozen tokens of a multiple of it.
+EncoderItem aya_item(const ModelSpec& m, const VllmFlags& flags) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  std::int64_t max_patches = v.max_tiles > 0 ? v.max_tiles : 12;  // GotOcr2ImageProcessor's and Aya's default
+  std::string source = v.max_tiles > 0 ? v.processor_source + " max_patches" : "the image processor's default max_patches";
+  // vLLM builds the image processor with --mm-processor-kwargs, so max_patches there sets its attribute.
+  if (auto kw = mm_processor_kwarg(flags, "max_patches"); kw && *kw >= 1 && *kw <= 1024) {
+    max_patches = *kw;
+    source = "--mm-processor-kwargs max_patches";
+  }
+  const auto grid = static_cast<std::int64_t>(std::floor(std::sqrt(static_cast<double>(max_patches))));
+  const std::int64_t tiles = grid * grid + (grid * grid > 1 ? 1 : 0);
+  const std::int64_t side = v.image_size / v.patch_size;
+  const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+  const auto merged = static_cast<std::int64_t>(static_cast<double>(side) * ratio);
+  item.modality = "image";
+  item.attention_span = side * side;
+  item.patches = tiles * item.attention_span;
+  item.tokens = tiles * merged * merged;
+  item.source = std::to_string(tiles) + " tiles of " + std::to_string(v.image_size) + "x" + std::to_string(v.image_size) +
+                " pixels (a " + std::to_string(grid) + "x" + std::to_string(grid) + " grid and the thumbnail; " + source + ")";
+  return item;
+}
+
 // Kimi-VL (kimi_vl.py): the dummy image is MaxImageTokenMeta's 1024 x 1024; get_num_image_tokens
 // scales an image of more than in_token_limit patches (4096 by default) down to that many, pads
 // it to whole merge kernels and merges 2 x 2 patches into one token.
@@ -518,6 +553,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::phi3v_crops    ? phi3v_item(model, flags)
          : family == Family::moonvit        ? moonvit_item(model)
          : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
+         : family == Family::aya_tiles      ? aya_item(model, flags)
                                             : fixed_item(model, family);
 }
 

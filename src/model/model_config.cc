@@ -108,6 +108,17 @@ Result<bool> read_internvl_tiling(const ConfigReader& top, const ConfigReader& v
   return true;
 }
 
+// Aya Vision (aya_vision.py AyaVisionMultiModalProjector): beside vision_config, downsample_factor
+// (the pixel shuffle's factor per side: 2 x 2 patches into one embedding) and
+// alignment_intermediate_size (the SwiGLU projector's width).
+Result<bool> read_aya_projector(const ConfigReader& top, VisionConfig& v) {
+  HR_TRY(factor, get_number_in(top, "downsample_factor", 1.0, 64.0));
+  HR_TRY(width, top.get_int("alignment_intermediate_size"));
+  if (factor && v.pixel_shuffle_ratio == 0) v.pixel_shuffle_ratio = 1.0 / *factor;
+  if (width) v.projector_intermediate_size = static_cast<int>(std::clamp<std::int64_t>(*width, 0, 1 << 24));
+  return true;
+}
+
 // LLaVA-NeXT / OneVision: image_grid_pinpoints beside vision_config, a list of [height, width]
 // canvases. Published lists have 5 (LLaVA-NeXT 1.6) to 36 (OneVision) entries of 336-2304 pixels;
 // more than 1,024 entries or a side outside 1-65,536 is refused rather than iterated.
@@ -263,7 +274,8 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   (void)internvl;
   HR_TRY(anyres, read_llava_anyres(top, v));
   HR_TRY(mllama, read_mllama_tiling(*vc, v));
-  (void)anyres, (void)mllama;
+  HR_TRY(aya, read_aya_projector(top, v));
+  (void)anyres, (void)mllama, (void)aya;
   return std::optional<VisionConfig>(v);
 }
 
@@ -325,7 +337,8 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
                                {"vision_config.intermediate_size", v.intermediate_size},
                                {"vision_config.out_hidden_size", v.out_hidden_size},
                                {"vision_config.projector_input_dim", v.projector_input_dim},
-                               {"vision_config.projector_output_dim", v.projector_output_dim}})
+                               {"vision_config.projector_output_dim", v.projector_output_dim},
+                               {"alignment_intermediate_size", v.projector_intermediate_size}})
       fields.push_back({name, value, k_dim});
     for (auto [name, value] : {std::pair<const char*, int>{"vision_config.image_size", v.image_size},
                                {"vision_config.patch_size", v.patch_size},

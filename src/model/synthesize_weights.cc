@@ -406,7 +406,7 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
@@ -427,6 +427,7 @@ VisionFamily vision_family(const ModelSpec& m) {
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return VisionFamily::pixtral;
   if (has(a, "Llama4") || vt == "llama4_vision_model") return VisionFamily::llama4;
   if (has(a, "Gemma3ForConditionalGeneration")) return VisionFamily::gemma3;
+  if (has(a, "AyaVision")) return VisionFamily::aya;
   if (has(a, "Llava") || vt == "clip_vision_model") return VisionFamily::clip;
   if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return VisionFamily::internvl;
   return VisionFamily::generic;
@@ -622,6 +623,16 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
     // gemma3_mm.py: one projection matrix and a soft-embedding RMSNorm.
     b.dense("multi_modal_projector.mm_input_projection_weight", {h, H});
     b.dense("multi_modal_projector.mm_soft_emb_norm.weight", {h});
+  } else if (family == VisionFamily::aya) {
+    // aya_vision.py AyaVisionMultiModalProjector: a LayerNorm over the pixel-shuffled width
+    // (h × factor²), linear_1 into alignment_intermediate_size, SwiGLU halving it, linear_2 into
+    // the language model; both linears biased. Defaults: aya-vision-8b's config (factor 2, 28,672).
+    const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+    const auto shuffled = static_cast<std::int64_t>(std::llround(static_cast<double>(h) / (ratio * ratio)));
+    const std::int64_t width = v.projector_intermediate_size > 0 ? v.projector_intermediate_size : 28672;
+    layer_norm(b, "multi_modal_projector.layernorm", shuffled);
+    linear_bias(b, "multi_modal_projector.linear_1", width, shuffled);
+    linear_bias(b, "multi_modal_projector.linear_2", H, width / 2);
   } else if (family == VisionFamily::clip) {
     // llava.py: a two-layer MLP projector; LLaVA-NeXT and OneVision add the row-end embedding
     // (llava_next.py / llava_onevision.py image_newline).
@@ -779,6 +790,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::phi3v: return add_phi3v_vision(b, m);
     case VisionFamily::gemma3:
     case VisionFamily::clip:
+    case VisionFamily::aya:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
     case VisionFamily::mllama: return add_mllama_vision(b, m);
     case VisionFamily::glm4v: return add_glm4v_vision(b, m);

@@ -102,6 +102,41 @@ TEST(EncoderProfile, Llama4ProfilesSeventeenTiles) {
   EXPECT_EQ(p.items, 8192 / (17 * 144));
 }
 
+// Aya Vision (aya_vision.py, transformers' GotOcr2 tiling): the dummy image is 364 x 12 pixels
+// square; get_optimal_tiled_canvas gives it the 3 x 3 grid (the largest square grid within
+// max_patches 12) and get_num_patches adds the thumbnail: 10 tiles of 26² = 676 patches, each its
+// own sequence in SigLIP, and 13² = 169 embeddings per tile after the 2 x 2 pixel shuffle (1,690).
+// An 8,192-token budget fits 4 such images. max_patches 4 (preprocessor_config.json, or
+// --mm-processor-kwargs, with which vLLM builds the image processor) gives the 2 x 2 grid and the
+// thumbnail; max_patches 1 one tile and no thumbnail.
+TEST(EncoderProfile, AyaVisionProfilesTenTilesPerImage) {
+  auto m = parse_model_config_text(R"({"architectures": ["AyaVisionForConditionalGeneration"], "model_type": "aya_vision",
+    "torch_dtype": "float16", "downsample_factor": 2, "alignment_intermediate_size": 28672, "max_splits_per_img": 12,
+    "vision_feature_layer": -1, "vision_feature_select_strategy": "full",
+    "text_config": {"model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 256000, "max_position_embeddings": 16384,
+      "sliding_window": 4096, "sliding_window_pattern": 4, "rope_theta": 50000},
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 364, "intermediate_size": 4304,
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto p = engine::encoder_profile(*m, {}, settings(8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "image");
+  EXPECT_EQ(p.item.patches, 6760);
+  EXPECT_EQ(p.item.attention_span, 676);
+  EXPECT_EQ(p.item.tokens, 1690);
+  EXPECT_EQ(p.items, 4);
+  m->vision->max_tiles = 4;
+  auto four = engine::encoder_profile(*m, {}, settings(8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(four.item.patches, 5 * 676);
+  EXPECT_EQ(four.item.tokens, 5 * 169);
+  VllmFlags one;
+  one.mm_processor_kwargs = R"({"max_patches": 1})";
+  auto single = engine::encoder_profile(*m, one, settings(8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(single.item.patches, 676);
+  EXPECT_EQ(single.item.tokens, 169);
+}
+
 // Kimi-VL (kimi_vl.py): the 1024 × 1024 dummy image has 73² patches of 14 pixels, over the 4,096
 // in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
 // merged to 33 × 33 tokens.

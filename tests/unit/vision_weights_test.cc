@@ -387,6 +387,30 @@ TEST(VisionWeights, Glm4vHasItsDownsamplingConvAndGatedMerger) {
   EXPECT_FALSE(find_tensor(inv, "visual.blocks.0.attn.qkv.bias"));
 }
 
+// Aya Vision 8B (config.json of the release: SigLIP so400m at 364 pixels, 27 layers, 1152 wide,
+// MLP 4304; downsample_factor 2, alignment_intermediate_size 28672). aya_vision.py builds the SigLIP
+// tower (all 27 layers for vision_feature_layer -1, and the post-LayerNorm): patch conv 1152 x 3 x
+// 14 x 14 with bias (678,528), 26² positions (778,752), per layer q/k/v/out with biases, two
+// LayerNorms and fc1/fc2 with biases (15,239,504; 27 of them), post-LayerNorm (2,304): 412,926,192.
+// Its projector (AyaVisionMultiModalProjector): LayerNorm over the pixel-shuffled 1152 x 2² = 4608
+// (9,216), linear_1 4608 -> 28672 with bias (132,149,248), SwiGLU, linear_2 14336 -> 4096 with bias
+// (58,724,352): 190,882,816. Before, the projector was a single 1152 -> 4096 matrix.
+TEST(VisionWeights, AyaVisionProjectorIsAPixelShuffledSwiGlu) {
+  auto m = parse_model_config_text(R"({"architectures": ["AyaVisionForConditionalGeneration"], "model_type": "aya_vision",
+    "torch_dtype": "float16", "downsample_factor": 2, "alignment_intermediate_size": 28672, "max_splits_per_img": 12,
+    "vision_feature_layer": -1, "vision_feature_select_strategy": "full",
+    "text_config": {"model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 256000, "max_position_embeddings": 16384,
+      "sliding_window": 4096, "sliding_window_pattern": 4, "rope_theta": 50000},
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 364, "intermediate_size": 4304,
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "vision_tower."), 412926192);
+  EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 190882816);
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
