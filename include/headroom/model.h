@@ -149,6 +149,14 @@ struct VisionConfig {
   // image are max_tiles (max_num_tiles).
   int global_layers = 0;
   int aspect_ratio_ids = 0;
+  // MiniCPM-V / MiniCPM-o (minicpmv.py): the resampler's queries per slice (query_num), the slice
+  // side (the top-level image_size, 448; vision_config's is the position table's 980), the most
+  // slices of one image (max_slice_num; vLLM's default 9 when absent) and the release's version
+  // (2.6, 4.0, 4.5 take video as well; 0 when not written).
+  int resampler_queries = 0;
+  int slice_size = 0;
+  int max_slices = 0;
+  double family_version = 0;
   // LLaVA-NeXT / OneVision: image_grid_pinpoints, the [height, width] canvases an image is tiled
   // into (empty: the release's list), and vision_feature_select_strategy ("default" drops the
   // class token's feature, "full" keeps every feature; "" when not stated).

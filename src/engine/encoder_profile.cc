@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/gemma4_vision.h"
+#include "engine/minicpmv_slices.h"
 #include "engine/qwen3_vl_video.h"
 #include "engine/qwen_resize.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -33,6 +34,7 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "LlavaNextVideo")) return Family::unsized;
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
   if (has(a, "AyaVision")) return Family::aya_tiles;
+  if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return Family::minicpmv_slices;
   // Gemma 3 pools its SigLIP patches to 256 tokens (gemma3_mm.py); PaliGemma hands every patch on
   // (paligemma.py: the SigLIP encoder info's (image_size / patch)² tokens). Other SigLIP towers
   // (Idefics3's splits, ...) are not sized.
@@ -509,12 +511,13 @@ void gemma4_peak(EncoderProfile& p, const VllmVersion& version, const EncoderDev
   p.units_per_forward = units;
 }
 
-// Towers that take video as well as images: the Qwen-VL family, Gemma 4, LLaVA-OneVision and
-// LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits).
+// Towers that take video as well as images: the Qwen-VL family, Gemma 4, LLaVA-OneVision,
+// LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits) and MiniCPM-V
+// from 2.6 (minicpmv.py).
 bool takes_video(const ModelSpec& model) {
   const Family f = family_of(model);
   return f == Family::qwen_dynamic || f == Family::gemma4 || has(model.architecture, "LlavaOnevision") ||
-         has(model.architecture, "LlavaNextVideo");
+         has(model.architecture, "LlavaNextVideo") || (f == Family::minicpmv_slices && minicpmv_takes_video(*model.vision));
 }
 
 }  // namespace
@@ -554,6 +557,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::moonvit        ? moonvit_item(model)
          : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
          : family == Family::aya_tiles      ? aya_item(model, flags)
+         : family == Family::minicpmv_slices ? minicpmv_profiled_item(model, flags, settings.max_model_len, version)
                                             : fixed_item(model, family);
 }
 

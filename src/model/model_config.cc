@@ -119,6 +119,22 @@ Result<bool> read_aya_projector(const ConfigReader& top, VisionConfig& v) {
   return true;
 }
 
+// MiniCPM-V / MiniCPM-o: beside vision_config, query_num (the resampler's queries per slice),
+// image_size (the slice side), max_slice_num and version. Read only where query_num is written:
+// other configs' top-level image_size means something else.
+Result<bool> read_minicpmv_slices(const ConfigReader& top, VisionConfig& v) {
+  HR_TRY(queries, get_number_in(top, "query_num", 1.0, 4096.0));
+  if (!queries) return false;
+  HR_TRY(side, get_number_in(top, "image_size", 14.0, 65536.0));
+  HR_TRY(slices, get_number_in(top, "max_slice_num", 1.0, 1024.0));
+  HR_TRY(version, get_number_in(top, "version", 0.0, 1000.0));
+  v.resampler_queries = static_cast<int>(*queries);
+  if (side) v.slice_size = static_cast<int>(*side);
+  if (slices) v.max_slices = static_cast<int>(*slices);
+  if (version) v.family_version = *version;
+  return true;
+}
+
 // LLaVA-NeXT / OneVision: image_grid_pinpoints beside vision_config, a list of [height, width]
 // canvases. Published lists have 5 (LLaVA-NeXT 1.6) to 36 (OneVision) entries of 336-2304 pixels;
 // more than 1,024 entries or a side outside 1-65,536 is refused rather than iterated.
@@ -275,7 +291,8 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   HR_TRY(anyres, read_llava_anyres(top, v));
   HR_TRY(mllama, read_mllama_tiling(*vc, v));
   HR_TRY(aya, read_aya_projector(top, v));
-  (void)anyres, (void)mllama, (void)aya;
+  HR_TRY(minicpmv, read_minicpmv_slices(top, v));
+  (void)anyres, (void)mllama, (void)aya, (void)minicpmv;
   return std::optional<VisionConfig>(v);
 }
 

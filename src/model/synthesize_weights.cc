@@ -406,7 +406,7 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya, minicpmv };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
@@ -428,6 +428,7 @@ VisionFamily vision_family(const ModelSpec& m) {
   if (has(a, "Llama4") || vt == "llama4_vision_model") return VisionFamily::llama4;
   if (has(a, "Gemma3ForConditionalGeneration")) return VisionFamily::gemma3;
   if (has(a, "AyaVision")) return VisionFamily::aya;
+  if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return VisionFamily::minicpmv;
   if (has(a, "Llava") || vt == "clip_vision_model") return VisionFamily::clip;
   if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return VisionFamily::internvl;
   return VisionFamily::generic;
@@ -633,6 +634,19 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
     layer_norm(b, "multi_modal_projector.layernorm", shuffled);
     linear_bias(b, "multi_modal_projector.linear_1", width, shuffled);
     linear_bias(b, "multi_modal_projector.linear_2", H, width / 2);
+  } else if (family == VisionFamily::minicpmv) {
+    // resampler.py Resampler2_5 (MiniCPM-V 2.5 to 4.x): query_num learned queries of the language
+    // model's width, kv_proj from the tower's width (no bias), torch's MultiheadAttention (in_proj
+    // 3H x H and out_proj, both biased), LayerNorms on the queries, the keys and the output, and
+    // the output projection H x H.
+    const std::int64_t queries = v.resampler_queries > 0 ? v.resampler_queries : 64;
+    b.dense("resampler.query", {queries, H});
+    if (h != H) linear_bias(b, "resampler.kv_proj", H, h, false);
+    b.dense("resampler.attn.in_proj_weight", {3 * H, H});
+    b.dense("resampler.attn.in_proj_bias", {3 * H});
+    linear_bias(b, "resampler.attn.out_proj", H, H);
+    for (const char* norm : {"resampler.ln_q", "resampler.ln_kv", "resampler.ln_post"}) layer_norm(b, norm, H);
+    b.dense("resampler.proj", {H, H});
   } else if (family == VisionFamily::clip) {
     // llava.py: a two-layer MLP projector; LLaVA-NeXT and OneVision add the row-end embedding
     // (llava_next.py / llava_onevision.py image_newline).
@@ -791,6 +805,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::gemma3:
     case VisionFamily::clip:
     case VisionFamily::aya:
+    case VisionFamily::minicpmv:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
     case VisionFamily::mllama: return add_mllama_vision(b, m);
     case VisionFamily::glm4v: return add_glm4v_vision(b, m);

@@ -137,6 +137,52 @@ TEST(EncoderProfile, AyaVisionProfilesTenTilesPerImage) {
   EXPECT_EQ(single.item.tokens, 169);
 }
 
+// MiniCPM-V 2.6 (minicpmv.py, the release's image processor). The dummy image is 448 x 4032
+// (max_slice_num absent: 9); slice_image makes one column of 9 crops of 448² (32² = 1,024 patches)
+// and the source image resized to 154 x 1344 (find_best_resize: int(448 x 3) = 1344 tall,
+// int(1344 / 9) = 149 wide, rounded to 11 patches: 1,056). The tower sees 10 slices padded to 1,056
+// and the resampler hands on 64 per slice: 640. The dummy video is 16 frames (the cap, for any
+// max_model_len from 640 + 16 x 64) of one 448² slice each: 1,024 embeddings, so vLLM profiles
+// video, 8 videos in an 8,192-token budget. From v0.13 the budget counts embeddings; before, the
+// placeholders (image id 3, <image>/</image> around each slice's 64, 8 newlines: 671; 66 per
+// frame: 1,056), so 7 videos. With video at 0: 12 images.
+TEST(EncoderProfile, MiniCpmVProfilesSixteenFrameVideosOrTenSliceImages) {
+  auto m = parse_model_config_text(R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6, "torch_dtype": "bfloat16",
+    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28,
+    "vocab_size": 151666, "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false,
+    "image_size": 448, "patch_size": 14, "query_num": 64, "batch_vision_input": true, "drop_vision_last_layer": false,
+    "slice_mode": true, "slice_config": {"max_slice_nums": 9, "patch_size": 14, "model_type": "minicpmv"}, "use_image_id": true,
+    "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304, "model_type": "siglip",
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto video = engine::encoder_profile(*m, {}, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(video.item.modality, "video");
+  EXPECT_EQ(video.item.patches, 16 * 1024);
+  EXPECT_EQ(video.item.attention_span, 1024);
+  EXPECT_EQ(video.item.tokens, 1024);
+  EXPECT_EQ(video.items, 8);
+  auto v011 = engine::encoder_profile(*m, {}, settings(8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(v011.item.budget_tokens, 1056);
+  EXPECT_EQ(v011.items, 7);
+  VllmFlags images;
+  images.limit_mm_per_prompt["video"] = 0;
+  auto image = engine::encoder_profile(*m, images, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(image.item.modality, "image");
+  EXPECT_EQ(image.item.patches, 10 * 1056);
+  EXPECT_EQ(image.item.attention_span, 1056);
+  EXPECT_EQ(image.item.tokens, 640);
+  EXPECT_EQ(image.items, 12);
+  auto image011 = engine::encoder_profile(*m, images, settings(8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(image011.item.budget_tokens, 671);
+  // A release without video (MiniCPM-Llama3-V 2.5 writes version 2.5, query_num 96) profiles images.
+  m->vision->family_version = 2.5;
+  m->vision->resampler_queries = 96;
+  auto v25 = engine::encoder_profile(*m, {}, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(v25.item.modality, "image");
+  EXPECT_EQ(v25.item.tokens, 960);
+}
+
 // Kimi-VL (kimi_vl.py): the 1024 × 1024 dummy image has 73² patches of 14 pixels, over the 4,096
 // in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
 // merged to 33 × 33 tokens.

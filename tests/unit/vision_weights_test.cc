@@ -411,6 +411,31 @@ TEST(VisionWeights, AyaVisionProjectorIsAPixelShuffledSwiGlu) {
   EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 190882816);
 }
 
+// MiniCPM-V 2.6 (config.json of the release): minicpmv.py builds the Idefics2 SigLIP tower at
+// vision_config's 980 pixels (patch conv 678,528; 70² positions 5,644,800; 27 layers of 15,239,504;
+// post-LayerNorm 2,304: 417,792,240) and resampler.py's Resampler2_5: 64 queries of 3584
+// (229,376), kv_proj 1152 -> 3584 without bias (4,128,768), MultiheadAttention's in_proj (3 x
+// 3584² + 3 x 3584) and out_proj (3584² + 3584), three LayerNorms (21,504) and proj 3584²:
+// 68,619,264. Before, the resampler was missing and a 1152 -> 3584 matrix stood in for it.
+TEST(VisionWeights, MiniCpmVHasItsResampler) {
+  auto m = parse_model_config_text(R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6, "torch_dtype": "bfloat16",
+    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28,
+    "vocab_size": 151666, "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false,
+    "image_size": 448, "patch_size": 14, "query_num": 64, "batch_vision_input": true, "drop_vision_last_layer": false,
+    "slice_mode": true, "slice_config": {"max_slice_nums": 9, "patch_size": 14, "model_type": "minicpmv"}, "use_image_id": true,
+    "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304, "model_type": "siglip",
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->resampler_queries, 64);
+  EXPECT_EQ(m->vision->slice_size, 448);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "vision_tower."), 417792240);
+  EXPECT_EQ(params_with_prefix(inv, "resampler."), 68619264);
+  EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
