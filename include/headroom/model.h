@@ -131,7 +131,7 @@ struct VisionConfig {
   int projector_output_dim = 0;
   int projector_intermediate_size = 0;  // Aya Vision: alignment_intermediate_size (its SwiGLU projector's linear_1 width)
   double pixel_shuffle_ratio = 0;    // InternVL / Llama 4 / Aya Vision: 1 / the pixel shuffle's factor per side
-  int pooling_kernel_size = 0;       // Gemma 4: patches pooled per side into one soft token
+  int pooling_kernel_size = 0;       // Gemma 4 (pooling_kernel_size), LLaVA-NeXT-Video (spatial_pool_stride): patches pooled per side into one token
   int soft_tokens_per_image = 0;     // Gemma 4: default_output_length / vision_soft_tokens_per_image
   // The processor's largest input (preprocessor_config.json, else the config): Qwen-VL-style
   // max_pixels / min_pixels (0 when not stated) and frames per video item.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/gemma4_vision.h"
+#include "engine/glm4v_vision.h"
 #include "engine/minicpmv_slices.h"
 #include "engine/qwen3_vl_video.h"
 #include "engine/qwen_resize.h"
@@ -19,7 +20,11 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, unsized };
+// Byte figures are clamped here, far beyond any GPU, before they become integers: a hostile
+// config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
+constexpr double k_most_bytes = 1e18;
+
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -30,10 +35,10 @@ Family family_of(const ModelSpec& m) {
     return Family::qwen_dynamic;
   if (has(a, "Phi3VForCausalLM")) return Family::phi3v_crops;
   if (has(a, "Mllama") || vt == "mllama_vision_model") return Family::mllama_v0;
-  // LLaVA-NeXT-Video profiles a video of pooled frames (llava_next_video.py), not sized here.
-  if (has(a, "LlavaNextVideo")) return Family::unsized;
+  if (has(a, "LlavaNextVideo")) return Family::llava_next_video;
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
   if (has(a, "AyaVision")) return Family::aya_tiles;
+  if (a.starts_with("Glm4v") || vt.starts_with("glm4v")) return Family::glm4v;
   if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return Family::minicpmv_slices;
   // Gemma 3 pools its SigLIP patches to 256 tokens (gemma3_mm.py); PaliGemma hands every patch on
   // (paligemma.py: the SigLIP encoder info's (image_size / patch)² tokens). Other SigLIP towers
@@ -372,6 +377,31 @@ EncoderItem aya_item(const ModelSpec& m, const VllmFlags& flags) {
   return item;
 }
 
+// LLaVA-NeXT-Video (llava_next_video.py) takes video only. Each frame is the tower's image_size²
+// (CLIP: (image_size / patch)² patches and the class token, one sequence per frame), pooled by
+// spatial_pool_stride to ceil(grid / stride)² tokens; the dummy video has as many frames as fit in
+// seq_len (get_num_frames_with_most_features, no cap). vLLM budgets the item at max_model_len and,
+// before v0.11 (#25553), builds the profiled dummy at max_num_batched_tokens instead.
+EncoderItem llava_next_video_item(const ModelSpec& m, const ResolvedSettings& s, const VllmVersion& version) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  const std::int64_t grid = v.image_size / v.patch_size, stride = v.pooling_kernel_size > 0 ? v.pooling_kernel_size : 2;
+  const std::int64_t pooled = (grid + stride - 1) / stride, frame_tokens = pooled * pooled;
+  const auto frames_in = [&](std::int64_t seq_len) { return std::max<std::int64_t>(seq_len / frame_tokens, 1); };
+  const std::int64_t budget_frames = frames_in(s.max_model_len);
+  const std::int64_t frames = version.is_v1_engine() && version < VllmVersion{0, 11} ? frames_in(s.max_num_batched_tokens) : budget_frames;
+  item.modality = "video";
+  item.attention_span = grid * grid + class_tokens(v);
+  item.patches = frames * item.attention_span;
+  item.tokens = frames * frame_tokens;
+  if (budget_frames > frames) item.budget_tokens = budget_frames * frame_tokens;
+  item.source = std::to_string(frames) + " frames of " + std::to_string(v.image_size) + "² (the most " +
+                std::to_string(frame_tokens) + "-token frames within " +
+                (frames < budget_frames ? "max_num_batched_tokens" : "max_model_len") + ")";
+  return item;
+}
+
 // Kimi-VL (kimi_vl.py): the dummy image is MaxImageTokenMeta's 1024 x 1024; get_num_image_tokens
 // scales an image of more than in_token_limit patches (4096 by default) down to that many, pads
 // it to whole merge kernels and merges 2 x 2 patches into one token.
@@ -407,7 +437,7 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
   const auto& v = *m.vision;
   const double h = v.hidden_size, I = v.intermediate_size > 0 ? v.intermediate_size : 4.0 * h;
   const bool gated = has(m.architecture, "Qwen2_5_VL") || has(m.architecture, "DotsOCR") || family == Family::pixtral ||
-                     family == Family::gemma4;
+                     family == Family::gemma4 || family == Family::glm4v;
   // MoonViT's linears are not split by TP (kimi_vl.py: "We only do sharding for language model and
   // not vision model for now"), nor Gemma 4's (transformers' module; replaced by vLLM's parallel
   // layers in #43798, June 2026, not modelled).
@@ -416,7 +446,8 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
   const double mlp = 2.0 * h + (gated ? 3.0 : 2.0) * I / shard;
   const double attention = 2.0 * h + 5.0 * h / shard;
   const double patch = v.patch_size > 0 ? v.patch_size : 14;
-  const double frames = family == Family::qwen_dynamic ? (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2) : 1;
+  const double frames =
+      family == Family::qwen_dynamic || family == Family::glm4v ? (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2) : 1;
   const double pixels = 3.0 * frames * patch * patch;
   return dtype_bytes * (std::max(mlp, attention) + pixels);
 }
@@ -445,7 +476,7 @@ double dots_plugin_bytes_per_patch(const ModelSpec& m, double dtype_bytes) {
 // budget of encoder_cache_manager.py compute_mm_encoder_budget (max_num_batched_tokens, raised to
 // one item's tokens when an item is larger).
 int dummy_items(const EncoderItem& item, int limit_per_prompt, const ResolvedSettings& s, std::int64_t& budget) {
-  const std::int64_t per_item = std::max<std::int64_t>(1, std::max(item.budget_tokens, item.tokens));
+  const std::int64_t per_item = std::max<std::int64_t>(1, item.budget_tokens > 0 ? item.budget_tokens : item.tokens);
   budget = std::max<std::int64_t>(s.max_num_batched_tokens, per_item);
   const std::int64_t by_encoder = budget / per_item;
   const std::int64_t per_prompt = std::max<std::int64_t>(1, std::min<std::int64_t>(limit_per_prompt, s.max_model_len / per_item));
@@ -511,13 +542,31 @@ void gemma4_peak(EncoderProfile& p, const VllmVersion& version, const EncoderDev
   p.units_per_forward = units;
 }
 
+// GLM-4.xV where the image and the video count the same tokens: vLLM's tie-break between the
+// modalities changed over the releases headroom follows, so the other modality's pass, when it is
+// larger, is the range's other reading. `per_patch_per_item` is the peak bytes per patch of one
+// item on this rank.
+void glm4v_tied_reading(EncoderProfile& p, const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                        const VllmVersion& version, double per_patch_per_item) {
+  const auto tied = glm4v_profiled_items(model, flags, s.max_model_len, version).tied;
+  if (!tied) return;
+  const auto other = static_cast<Bytes>(
+      std::min(static_cast<double>(p.items) * static_cast<double>(tied->patches) * per_patch_per_item, k_most_bytes));
+  if (other <= p.encoder_peak) return;
+  p.other_reading = other - p.encoder_peak;
+  p.other_reading_why = "GLM-4.xV's dummy image and video count the same tokens here and vLLM's tie-break between them "
+                        "changed over these releases: profiling the " + tied->source + " would take " +
+                        util::fixed(to_gib(p.other_reading), 2) + " GiB more";
+}
+
 // Towers that take video as well as images: the Qwen-VL family, Gemma 4, LLaVA-OneVision,
 // LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits) and MiniCPM-V
 // from 2.6 (minicpmv.py).
 bool takes_video(const ModelSpec& model) {
   const Family f = family_of(model);
   return f == Family::qwen_dynamic || f == Family::gemma4 || has(model.architecture, "LlavaOnevision") ||
-         has(model.architecture, "LlavaNextVideo") || (f == Family::minicpmv_slices && minicpmv_takes_video(*model.vision));
+         has(model.architecture, "LlavaNextVideo") || f == Family::glm4v ||
+         (f == Family::minicpmv_slices && minicpmv_takes_video(*model.vision));
 }
 
 }  // namespace
@@ -558,6 +607,8 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
          : family == Family::aya_tiles      ? aya_item(model, flags)
          : family == Family::minicpmv_slices ? minicpmv_profiled_item(model, flags, settings.max_model_len, version)
+         : family == Family::llava_next_video ? llava_next_video_item(model, settings, version)
+         : family == Family::glm4v          ? glm4v_profiled_items(model, flags, settings.max_model_len, version).item
                                             : fixed_item(model, family);
 }
 
@@ -589,9 +640,8 @@ EncoderProfile mllama_v0_profile(const ModelSpec& model, const VllmFlags& flags,
             std::to_string(tiles) + " tiles of " + std::to_string(v.image_size) + "² per image, " +
                 std::to_string(per_seq) + " per dummy sequence"};
   // Clamped far beyond any GPU (a hostile config's batch must not overflow the conversion).
-  constexpr double k_most = 1e18;
-  p.encoder_peak = static_cast<Bytes>(std::min(per_image * p.items, k_most));
-  p.cached_outputs = static_cast<Bytes>(std::min(dtype_bytes * static_cast<double>(P) * model.hidden_size * p.items, k_most));
+  p.encoder_peak = static_cast<Bytes>(std::min(per_image * p.items, k_most_bytes));
+  p.cached_outputs = static_cast<Bytes>(std::min(dtype_bytes * static_cast<double>(P) * model.hidden_size * p.items, k_most_bytes));
   p.explanation = "encoder profile (V0, encoder-decoder): " + std::to_string(s.max_num_seqs) + " dummy sequences with " +
                   std::to_string(p.items) + " image(s) of " + std::to_string(P) + " patches in one batch; peak " +
                   util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from mllama.py's tensors (" +
@@ -604,7 +654,9 @@ EncoderProfile mllama_v0_profile(const ModelSpec& model, const VllmFlags& flags,
 std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
                                            const VllmVersion& version) {
   const Family family = family_of(model);
-  if (family == Family::none || family == Family::unsized || family == Family::mllama_v0) return std::nullopt;
+  if (family == Family::none || family == Family::unsized || family == Family::mllama_v0 ||
+      (family == Family::glm4v && !glm4v_sized(version)))
+    return std::nullopt;
   EncoderItem item = sized_item(model, family, flags, settings, version);
   if (item.patches <= 0 || item.tokens <= 0 || limit_for(flags, item.modality) == 0) return std::nullopt;
   return item;
@@ -625,7 +677,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (family == Family::mllama_v0 && !version.is_v1_engine()) return mllama_v0_profile(model, flags, settings, dtype_bytes);
   if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
-  if (family == Family::unsized || family == Family::mllama_v0) {
+  if (family == Family::unsized || family == Family::mllama_v0 || (family == Family::glm4v && !glm4v_sized(version))) {
     EncoderProfile none = skipped("the largest input of " + model.architecture + "'s processor is not modelled");
     none.family_unsized = true;
     return none;
@@ -636,6 +688,8 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     // Images off, video on (Qwen-VL): vLLM profiles video; its largest item is not sized here.
     return skipped("images are limited to 0 and the largest video item is not modelled");
   }
+  if (limit_for(flags, p.item.modality) == 0)
+    return skipped("the only modality the model takes (" + p.item.modality + ") is limited to 0: vLLM skips the pass");
   p.items = dummy_items(p.item, limit_for(flags, p.item.modality), settings, p.encoder_budget);
   const bool dp_encoder = flags.mm_encoder_tp_mode && *flags.mm_encoder_tp_mode == "data";
   const int tp = std::max(1, settings.tensor_parallel_size);
@@ -644,8 +698,9 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   const bool dots_plugin = has(model.architecture, "DotsOCR") && version < VllmVersion{0, 11};
   const double per_patch = dots_plugin ? dots_plugin_bytes_per_patch(model, dtype_bytes)
                                        : peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
-  p.encoder_peak = static_cast<Bytes>(items_on_rank * static_cast<double>(p.item.patches) * per_patch);
+  p.encoder_peak = static_cast<Bytes>(std::min(items_on_rank * static_cast<double>(p.item.patches) * per_patch, k_most_bytes));
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
+  if (family == Family::glm4v) glm4v_tied_reading(p, model, flags, settings, version, items_on_rank / p.items * per_patch);
   // Qwen3-VL hands the language model each token's merged features and one more copy per
   // deepstack level, concatenated (qwen3_vl.py Qwen3_VisionTransformer.forward: torch.cat of the
   // merger's output and deepstack_feature_lists; out_hidden_size × (1 + len(deepstack_visual_indexes))),
@@ -653,7 +708,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   const double out = (model.hidden_size > 0 ? model.hidden_size : model.vision->out_hidden_size) *
                      (1.0 + std::max(0, model.vision->deepstack_layers));
   const std::int64_t rows = cached_rows_per_item(p, version);
-  p.cached_outputs = static_cast<Bytes>(static_cast<double>(p.items) * static_cast<double>(rows) * out * dtype_bytes);
+  p.cached_outputs = static_cast<Bytes>(std::min(static_cast<double>(p.items) * static_cast<double>(rows) * out * dtype_bytes, k_most_bytes));
   p.explanation = "encoder profile: " + std::to_string(p.items) + " " + p.item.modality + " item(s) of " +
                   std::to_string(p.item.tokens) + " embeddings (" + std::to_string(p.item.patches) + " patches, " +
                   p.item.source + "), budget " + std::to_string(p.encoder_budget) + " tokens; " +

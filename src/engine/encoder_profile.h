@@ -20,8 +20,9 @@ struct EncoderItem {
   std::string modality;               // "image" or "video"; "" when the model has no modelled encoder
   std::int64_t patches = 0;           // encoder sequence length of one item (before any merger)
   std::int64_t tokens = 0;            // embeddings one item hands the language model
-  std::int64_t budget_tokens = 0;     // tokens vLLM budgets for one item, when more than `tokens`
-                                      // (Qwen3-VL video before v0.13: 12.5 per embedding)
+  std::int64_t budget_tokens = 0;     // tokens vLLM budgets for one item, when they differ from `tokens`
+                                      // (Qwen3-VL video before v0.13: 12.5 per embedding; GLM-4.xV's
+                                      // video sized beside one image, then profiled alone)
   std::int64_t attention_span = 0;    // patches of the longest sequence its attention spans (0: all
                                       // of them; a video attends within each frame pair)
   std::string source;                 // where the size came from (preprocessor default, flag, config)

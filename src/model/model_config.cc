@@ -249,6 +249,7 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   HR_TRY(pout, vc->get_int("projector_output_dim"));
   HR_TRY(shuffle, get_number_in(*vc, "pixel_shuffle_ratio", 0.0, 1.0));
   HR_TRY(pooling, vc->get_int("pooling_kernel_size"));                 // Gemma 4
+  HR_TRY(pool_stride, top.get_int("spatial_pool_stride"));             // LLaVA-NeXT-Video, beside vision_config
   HR_TRY(soft, vc->first_int({"default_output_length", "vision_soft_tokens_per_image"}));  // Gemma 4
   HR_TRY(top_soft, top.get_int("vision_soft_tokens_per_image"));       // Gemma 4, beside vision_config
   if (type) v.model_type = *type;
@@ -267,6 +268,7 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   if (pout) v.projector_output_dim = static_cast<int>(*pout);
   if (shuffle) v.pixel_shuffle_ratio = *shuffle;
   if (pooling) v.pooling_kernel_size = static_cast<int>(*pooling);
+  else if (pool_stride) v.pooling_kernel_size = static_cast<int>(std::clamp<std::int64_t>(*pool_stride, 0, 1 << 16));
   if (soft) v.soft_tokens_per_image = static_cast<int>(soft->second);
   else if (top_soft) v.soft_tokens_per_image = static_cast<int>(*top_soft);
   if (embed) {

@@ -649,10 +649,13 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
     b.dense("resampler.proj", {H, H});
   } else if (family == VisionFamily::clip) {
     // llava.py: a two-layer MLP projector; LLaVA-NeXT and OneVision add the row-end embedding
-    // (llava_next.py / llava_onevision.py image_newline).
+    // (llava_next.py / llava_onevision.py image_newline), which LLaVA-NeXT-Video does not load
+    // (llava_next_video.py: ignore_unexpected_prefixes=["image_newline"]).
     linear_bias(b, "multi_modal_projector.linear_1", H, h);
     linear_bias(b, "multi_modal_projector.linear_2", H, H);
-    if (m.architecture.find("LlavaNext") != std::string::npos || m.architecture.find("LlavaOnevision") != std::string::npos)
+    const bool next_video = m.architecture.find("LlavaNextVideo") != std::string::npos;
+    if (!next_video && (m.architecture.find("LlavaNext") != std::string::npos ||
+                        m.architecture.find("LlavaOnevision") != std::string::npos))
       b.dense("image_newline", {H});
   } else {
     b.dense("multi_modal_projector.linear.weight", {H, h});

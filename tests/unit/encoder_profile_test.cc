@@ -183,6 +183,103 @@ TEST(EncoderProfile, MiniCpmVProfilesSixteenFrameVideosOrTenSliceImages) {
   EXPECT_EQ(v25.item.tokens, 960);
 }
 
+// A hostile MiniCPM-V config (65,536-pixel slices of 1-pixel patches and a tower 2^20 wide, each
+// within the bound read at the edge) gives a dummy item of 4.4 trillion patches of 8 MiB each: its
+// bytes are clamped before they become integers (1e18), where they overflowed before.
+TEST(EncoderProfile, HostileSliceSizesAreClampedNotOverflowed) {
+  auto m = parse_model_config_text(R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6,
+    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4,
+    "num_hidden_layers": 28, "vocab_size": 151666, "max_position_embeddings": 32768,
+    "image_size": 65536, "query_num": 64, "max_slice_num": 1024,
+    "vision_config": {"hidden_size": 1048576, "image_size": 980, "intermediate_size": 1048576, "model_type": "siglip",
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 1}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  VllmFlags images;
+  images.limit_mm_per_prompt["video"] = 0;
+  auto p = engine::encoder_profile(*m, images, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "image");
+  EXPECT_GT(p.encoder_peak, 0);
+  EXPECT_LE(static_cast<double>(p.encoder_peak), 1e18);
+  EXPECT_LE(static_cast<double>(p.cached_outputs), 1e18);
+}
+
+// LLaVA-NeXT-Video-7B (llava_next_video.py): video only; a frame is CLIP's 24² patches and the
+// class token, pooled at spatial_pool_stride 2 to 12² = 144 tokens; the dummy video has the most
+// frames within max_model_len: 4096 / 144 = 28 frames, 4,032 tokens and 28 x 577 patches, 2 such
+// videos in an 8,192-token budget. Before v0.11 the profiled dummy was built at
+// max_num_batched_tokens (2048: 14 frames) while the budget still counts 4,032 per video.
+TEST(EncoderProfile, LlavaNextVideoProfilesAsManyPooledFramesAsFit) {
+  auto m = parse_model_config_text(R"({"architectures": ["LlavaNextVideoForConditionalGeneration"],
+    "model_type": "llava_next_video", "spatial_pool_stride": 2, "spatial_pool_mode": "average", "torch_dtype": "bfloat16",
+    "vision_feature_layer": -2, "vision_feature_select_strategy": "default", "image_grid_pinpoints": [[336, 672]],
+    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32,
+      "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 32064, "max_position_embeddings": 4096},
+    "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+      "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14, "projection_dim": 768}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto v011 = engine::encoder_profile(*m, {}, settings(8192, 256, 4096), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(v011.item.modality, "video");
+  EXPECT_EQ(v011.item.tokens, 28 * 144);
+  EXPECT_EQ(v011.item.patches, 28 * 577);
+  EXPECT_EQ(v011.item.attention_span, 577);
+  EXPECT_EQ(v011.items, 2);
+  auto v010 = engine::encoder_profile(*m, {}, settings(2048, 256, 4096), {0, 10, 1}, 2.0, {});
+  EXPECT_EQ(v010.item.patches, 14 * 577);
+  EXPECT_EQ(v010.item.budget_tokens, 28 * 144);
+  EXPECT_EQ(v010.items, 1);
+  VllmFlags off;
+  off.limit_mm_per_prompt["video"] = 0;
+  EXPECT_EQ(engine::encoder_profile(*m, off, settings(8192, 256, 4096), {0, 11, 0}, 2.0, {}).items, 0);
+}
+
+// GLM-4.1V (glm4_1v.py with transformers' Glm4v processors; patch 14, merge 2, temporal 2).
+// v0.14-v0.15: the dummy image is the square _get_vision_info gives at 16 frames under 47,040,000
+// pixels, 1708² (61 x 28), which the image processor keeps (2 x 1708² is under 9,633,792):
+// 122² = 14,884 patches, 3,721 tokens; vLLM's estimate for it counts 16 frames under 9,633,792,
+// 5,832. At max_model_len 65536 the video's room (65536 - 5832) holds the 600-frame cap (the token
+// curve peaks at 33,489), and the video processor resizes 600 frames of 1708² into 47,040,000
+// pixels: sqrt(47,040,000 / 600) = 280, grid (300, 20, 20), 120,000 patches, 30,000 tokens, one
+// per 30,000-token budget. At 8192 the video's room (2,360) holds no frame, so its dummy is two
+// frames, 3,721 tokens like the image: vLLM's tie-break decides, and the video it would profile
+// alone at 8192 (4 frames kept at 1708²: grid (2, 122, 122), 29,768 patches) is the other reading.
+// From v0.16 (#34483) the image is the square at one frame under 9,633,792: 2184², 24,336 patches,
+// 6,084 tokens. Before v0.14 and from v0.26 the pass is not sized.
+TEST(EncoderProfile, Glm4vProfilesItsVideoOrImageByRelease) {
+  auto m = parse_model_config_text(R"({"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
+    "torch_dtype": "bfloat16",
+    "text_config": {"model_type": "glm4v_text", "hidden_size": 4096, "intermediate_size": 13696, "num_attention_heads": 32,
+      "num_key_value_heads": 2, "num_hidden_layers": 40, "vocab_size": 151552, "max_position_embeddings": 65536,
+      "partial_rotary_factor": 0.5, "rope_theta": 10000, "tie_word_embeddings": false},
+    "vision_config": {"model_type": "glm4v", "hidden_size": 1536, "depth": 24, "num_heads": 12, "intermediate_size": 13696,
+      "out_hidden_size": 4096, "patch_size": 14, "image_size": 336, "spatial_merge_size": 2, "temporal_patch_size": 2}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto longest = engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 14, 0}, 2.0, {});
+  EXPECT_EQ(longest.item.modality, "video");
+  EXPECT_EQ(longest.item.patches, 120000);
+  EXPECT_EQ(longest.item.tokens, 30000);
+  EXPECT_EQ(longest.item.attention_span, 400);
+  EXPECT_EQ(longest.items, 1);
+  auto tie = engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 14, 0}, 2.0, {});
+  EXPECT_EQ(tie.item.modality, "image");
+  EXPECT_EQ(tie.item.patches, 14884);
+  EXPECT_EQ(tie.item.tokens, 3721);
+  EXPECT_EQ(tie.items, 2);
+  EXPECT_NEAR(static_cast<double>(tie.other_reading), static_cast<double>(tie.encoder_peak) * (29768.0 / 14884 - 1), 4.0);
+  auto v016 = engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 16, 0}, 2.0, {});
+  EXPECT_EQ(v016.item.patches, 24336);
+  EXPECT_EQ(v016.item.tokens, 6084);
+  EXPECT_EQ(v016.items, 1);
+  EXPECT_EQ(v016.other_reading, 0);
+  VllmFlags images;
+  images.limit_mm_per_prompt["video"] = 0;
+  EXPECT_EQ(engine::encoder_profile(*m, images, settings(8192, 256, 65536), {0, 14, 0}, 2.0, {}).item.patches, 14884);
+  EXPECT_TRUE(engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 13, 0}, 2.0, {}).family_unsized);
+  EXPECT_TRUE(engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 26, 0}, 2.0, {}).family_unsized);
+}
+
 // Kimi-VL (kimi_vl.py): the 1024 × 1024 dummy image has 73² patches of 14 pixels, over the 4,096
 // in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
 // merged to 33 × 33 tokens.
