@@ -485,12 +485,6 @@ int dummy_items(const EncoderItem& item, int limit_per_prompt, const ResolvedSet
   return static_cast<int>(std::max<std::int64_t>(1, std::min(by_encoder, reqs * per_prompt)));
 }
 
-int limit_for(const VllmFlags& flags, const std::string& modality) {
-  auto it = flags.limit_mm_per_prompt.find(modality);
-  // vLLM's default limit per modality in the V1 profiler (config/multimodal.py): 999.
-  return it == flags.limit_mm_per_prompt.end() ? 999 : it->second;
-}
-
 // Rows of the encoder cache per dummy item while the language model's dummy run holds it
 // (gpu_model_runner.py profile_run). From v0.11 (#25810) an item shorter than the encoder budget
 // was padded to the whole budget with zeros; #29386 (merged late November 2025, taken as first in
@@ -515,9 +509,9 @@ EncoderItem qwen_profiled_item(const ModelSpec& m, const VllmFlags& flags, const
   const std::int64_t patch = m.vision->patch_size > 0 ? m.vision->patch_size : 14;
   const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(largest.patches)))) * patch;
   const EncoderItem image = qwen_sized_dummy(m, flags, version, largest, side);
-  if (limit_for(flags, "video") > 0)
+  if (mm_limit(flags, "video") > 0)
     if (auto video = qwen3_vl_profiled_video(m, version, s.max_model_len, side);
-        video && (limit_for(flags, "image") == 0 || video->budget_tokens > std::max(image.tokens, image.budget_tokens)))
+        video && (mm_limit(flags, "image") == 0 || video->budget_tokens > std::max(image.tokens, image.budget_tokens)))
       return *video;
   return image;
 }
@@ -570,6 +564,12 @@ bool takes_video(const ModelSpec& model) {
 }
 
 }  // namespace
+
+int mm_limit(const VllmFlags& flags, const std::string& modality) {
+  auto it = flags.limit_mm_per_prompt.find(modality);
+  // vLLM's default limit per modality in the V1 profiler (config/multimodal.py): 999.
+  return it == flags.limit_mm_per_prompt.end() ? 999 : it->second;
+}
 
 bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
   if (!model.vision) return false;
@@ -658,7 +658,7 @@ std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFla
       (family == Family::glm4v && !glm4v_sized(version)))
     return std::nullopt;
   EncoderItem item = sized_item(model, family, flags, settings, version);
-  if (item.patches <= 0 || item.tokens <= 0 || limit_for(flags, item.modality) == 0) return std::nullopt;
+  if (item.patches <= 0 || item.tokens <= 0 || mm_limit(flags, item.modality) == 0) return std::nullopt;
   return item;
 }
 
@@ -684,13 +684,13 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   }
   p.item = sized_item(model, family, flags, settings, version);
   if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
-  if (limit_for(flags, "image") == 0 && p.item.modality == "image") {
+  if (mm_limit(flags, "image") == 0 && p.item.modality == "image") {
     // Images off, video on (Qwen-VL): vLLM profiles video; its largest item is not sized here.
     return skipped("images are limited to 0 and the largest video item is not modelled");
   }
-  if (limit_for(flags, p.item.modality) == 0)
+  if (mm_limit(flags, p.item.modality) == 0)
     return skipped("the only modality the model takes (" + p.item.modality + ") is limited to 0: vLLM skips the pass");
-  p.items = dummy_items(p.item, limit_for(flags, p.item.modality), settings, p.encoder_budget);
+  p.items = dummy_items(p.item, mm_limit(flags, p.item.modality), settings, p.encoder_budget);
   const bool dp_encoder = flags.mm_encoder_tp_mode && *flags.mm_encoder_tp_mode == "data";
   const int tp = std::max(1, settings.tensor_parallel_size);
   // --mm-encoder-tp-mode data: each rank runs its share of the items on a full copy of the encoder.

@@ -71,6 +71,10 @@ std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFla
 bool text_only_mode(const ModelSpec& model, const VllmFlags& flags);
 bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version);
 
+// --limit-mm-per-prompt's count for `modality` ("image", "video", "audio"), vLLM's default 999 when
+// the flag does not name it.
+int mm_limit(const VllmFlags& flags, const std::string& modality);
+
 // An integer of --mm-processor-kwargs' JSON object: `key` at its top level, or `key`.`inner` when
 // `inner` is given (size.longest_edge); nullopt when the flag is absent, not an object, or the value
 // is not an integer.

@@ -78,11 +78,6 @@ EncoderItem processed(const Geometry& g, double side, std::int64_t frames, doubl
   return item;
 }
 
-int limit(const VllmFlags& flags, const char* modality) {
-  auto it = flags.limit_mm_per_prompt.find(modality);
-  return it == flags.limit_mm_per_prompt.end() ? 999 : it->second;
-}
-
 }  // namespace
 
 bool glm4v_sized(const VllmVersion& version) {
@@ -108,12 +103,12 @@ Glm4vProfiledItems glm4v_profiled_items(const ModelSpec& model, const VllmFlags&
   const double side = per_image ? glm_resize(g, g.temporal, 9999999.0, image_pixels).height
                                 : glm_resize(g, 16, 9999999.0, k_vllm_video_pixels).height;
   const EncoderItem image = processed(g, side, 1, image_pixels, "image");
-  if (limit(flags, "video") == 0) return {image, std::nullopt};
+  if (mm_limit(flags, "video") == 0) return {image, std::nullopt};
   const std::int64_t image_estimate = per_image ? image.tokens : vllm_tokens(g, side, 16, k_image_pixels);
-  const std::int64_t room = max_model_len - (limit(flags, "image") > 0 ? image_estimate : 0);
+  const std::int64_t room = max_model_len - (mm_limit(flags, "image") > 0 ? image_estimate : 0);
   const EncoderItem budget_video = processed(g, side, dummy_frames(g, side, room), k_vllm_video_pixels, "video");
   const EncoderItem video = processed(g, side, dummy_frames(g, side, max_model_len), k_vllm_video_pixels, "video");
-  if (limit(flags, "image") == 0 || budget_video.tokens > image.tokens) {
+  if (mm_limit(flags, "image") == 0 || budget_video.tokens > image.tokens) {
     EncoderItem profiled = video;
     if (budget_video.tokens != video.tokens) profiled.budget_tokens = budget_video.tokens;
     return {profiled, std::nullopt};

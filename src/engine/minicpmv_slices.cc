@@ -74,11 +74,6 @@ EncoderItem video_item(const Slicing& s, std::int64_t frames, const VllmVersion&
   return item;
 }
 
-int limit(const VllmFlags& flags, const char* modality) {
-  auto it = flags.limit_mm_per_prompt.find(modality);
-  return it == flags.limit_mm_per_prompt.end() ? 999 : it->second;
-}
-
 }  // namespace
 
 bool minicpmv_takes_video(const VisionConfig& vision) { return vision.family_version >= 2.55; }
@@ -90,12 +85,12 @@ EncoderItem minicpmv_profiled_item(const ModelSpec& model, const VllmFlags& flag
                                    const VllmVersion& version) {
   const Slicing s = slicing_of(*model.vision);
   const EncoderItem image = image_item(s, version);
-  if (!minicpmv_takes_video(*model.vision) || limit(flags, "video") == 0) return image;
-  const std::int64_t image_room = limit(flags, "image") > 0 ? image.tokens : 0;
+  if (!minicpmv_takes_video(*model.vision) || mm_limit(flags, "video") == 0) return image;
+  const std::int64_t image_room = mm_limit(flags, "image") > 0 ? image.tokens : 0;
   const std::int64_t frames = std::clamp<std::int64_t>((max_model_len - image_room) / s.queries, 1, k_max_frames_per_video);
   const EncoderItem video = video_item(s, frames, version);
   const auto counted = [](const EncoderItem& i) { return std::max(i.tokens, i.budget_tokens); };
-  return limit(flags, "image") == 0 || counted(video) > counted(image) ? video : image;
+  return mm_limit(flags, "image") == 0 || counted(video) > counted(image) ? video : image;
 }
 
 }  // namespace headroom::engine

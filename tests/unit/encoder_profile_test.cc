@@ -4,6 +4,7 @@
 
 #include "engine/encoder_profile.h"
 #include "unit/engine_test_support.h"
+#include "unit/vision_configs.h"
 
 namespace headroom {
 namespace {
@@ -110,15 +111,7 @@ TEST(EncoderProfile, Llama4ProfilesSeventeenTiles) {
 // --mm-processor-kwargs, with which vLLM builds the image processor) gives the 2 x 2 grid and the
 // thumbnail; max_patches 1 one tile and no thumbnail.
 TEST(EncoderProfile, AyaVisionProfilesTenTilesPerImage) {
-  auto m = parse_model_config_text(R"({"architectures": ["AyaVisionForConditionalGeneration"], "model_type": "aya_vision",
-    "torch_dtype": "float16", "downsample_factor": 2, "alignment_intermediate_size": 28672, "max_splits_per_img": 12,
-    "vision_feature_layer": -1, "vision_feature_select_strategy": "full",
-    "text_config": {"model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 256000, "max_position_embeddings": 16384,
-      "sliding_window": 4096, "sliding_window_pattern": 4, "rope_theta": 50000},
-    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 364, "intermediate_size": 4304,
-      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_aya_vision_8b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   auto p = engine::encoder_profile(*m, {}, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "image");
@@ -147,14 +140,7 @@ TEST(EncoderProfile, AyaVisionProfilesTenTilesPerImage) {
 // placeholders (image id 3, <image>/</image> around each slice's 64, 8 newlines: 671; 66 per
 // frame: 1,056), so 7 videos. With video at 0: 12 images.
 TEST(EncoderProfile, MiniCpmVProfilesSixteenFrameVideosOrTenSliceImages) {
-  auto m = parse_model_config_text(R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6, "torch_dtype": "bfloat16",
-    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28,
-    "vocab_size": 151666, "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false,
-    "image_size": 448, "patch_size": 14, "query_num": 64, "batch_vision_input": true, "drop_vision_last_layer": false,
-    "slice_mode": true, "slice_config": {"max_slice_nums": 9, "patch_size": 14, "model_type": "minicpmv"}, "use_image_id": true,
-    "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304, "model_type": "siglip",
-      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_minicpm_v_2_6, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   auto video = engine::encoder_profile(*m, {}, settings(8192), {0, 13, 0}, 2.0, {});
   EXPECT_EQ(video.item.modality, "video");
@@ -247,14 +233,7 @@ TEST(EncoderProfile, LlavaNextVideoProfilesAsManyPooledFramesAsFit) {
 // From v0.16 (#34483) the image is the square at one frame under 9,633,792: 2184², 24,336 patches,
 // 6,084 tokens. Before v0.14 and from v0.26 the pass is not sized.
 TEST(EncoderProfile, Glm4vProfilesItsVideoOrImageByRelease) {
-  auto m = parse_model_config_text(R"({"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
-    "torch_dtype": "bfloat16",
-    "text_config": {"model_type": "glm4v_text", "hidden_size": 4096, "intermediate_size": 13696, "num_attention_heads": 32,
-      "num_key_value_heads": 2, "num_hidden_layers": 40, "vocab_size": 151552, "max_position_embeddings": 65536,
-      "partial_rotary_factor": 0.5, "rope_theta": 10000, "tie_word_embeddings": false},
-    "vision_config": {"model_type": "glm4v", "hidden_size": 1536, "depth": 24, "num_heads": 12, "intermediate_size": 13696,
-      "out_hidden_size": 4096, "patch_size": 14, "image_size": 336, "spatial_merge_size": 2, "temporal_patch_size": 2}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_glm_4_1v, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   auto longest = engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 14, 0}, 2.0, {});
   EXPECT_EQ(longest.item.modality, "video");

@@ -7,6 +7,7 @@
 #include "headroom/model.h"
 #include "headroom/units.h"
 #include "unit/engine_test_support.h"
+#include "unit/vision_configs.h"
 #include "unit/model_test_support.h"
 
 namespace headroom {
@@ -372,15 +373,7 @@ TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
 // and the gated MLP 4096 <-> 13696 (185,081,856): 892,498,432 parameters. Before, the tower was
 // laid out as a SigLIP one.
 TEST(VisionWeights, Glm4vHasItsDownsamplingConvAndGatedMerger) {
-  auto m = parse_model_config_text(R"({"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
-    "torch_dtype": "bfloat16",
-    "text_config": {"model_type": "glm4v_text", "hidden_size": 4096, "intermediate_size": 13696, "num_attention_heads": 32,
-      "num_key_value_heads": 2, "num_hidden_layers": 40, "vocab_size": 151552, "max_position_embeddings": 65536,
-      "partial_rotary_factor": 0.5, "rope_theta": 10000, "tie_word_embeddings": false},
-    "vision_config": {"model_type": "glm4v", "hidden_size": 1536, "depth": 24, "num_heads": 12, "intermediate_size": 13696,
-      "out_hidden_size": 4096, "patch_size": 14, "image_size": 336, "spatial_merge_size": 2, "temporal_patch_size": 2,
-      "attention_bias": false, "hidden_act": "silu", "rms_norm_eps": 1e-05}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_glm_4_1v, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const WeightsInventory inv = synthesize_weights(*m);
   EXPECT_EQ(params_with_prefix(inv, "visual."), 892498432);
@@ -396,15 +389,7 @@ TEST(VisionWeights, Glm4vHasItsDownsamplingConvAndGatedMerger) {
 // (9,216), linear_1 4608 -> 28672 with bias (132,149,248), SwiGLU, linear_2 14336 -> 4096 with bias
 // (58,724,352): 190,882,816. Before, the projector was a single 1152 -> 4096 matrix.
 TEST(VisionWeights, AyaVisionProjectorIsAPixelShuffledSwiGlu) {
-  auto m = parse_model_config_text(R"({"architectures": ["AyaVisionForConditionalGeneration"], "model_type": "aya_vision",
-    "torch_dtype": "float16", "downsample_factor": 2, "alignment_intermediate_size": 28672, "max_splits_per_img": 12,
-    "vision_feature_layer": -1, "vision_feature_select_strategy": "full",
-    "text_config": {"model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 256000, "max_position_embeddings": 16384,
-      "sliding_window": 4096, "sliding_window_pattern": 4, "rope_theta": 50000},
-    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 364, "intermediate_size": 4304,
-      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_aya_vision_8b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const WeightsInventory inv = synthesize_weights(*m);
   EXPECT_EQ(params_with_prefix(inv, "vision_tower."), 412926192);
@@ -418,14 +403,7 @@ TEST(VisionWeights, AyaVisionProjectorIsAPixelShuffledSwiGlu) {
 // 3584² + 3 x 3584) and out_proj (3584² + 3584), three LayerNorms (21,504) and proj 3584²:
 // 68,619,264. Before, the resampler was missing and a 1152 -> 3584 matrix stood in for it.
 TEST(VisionWeights, MiniCpmVHasItsResampler) {
-  auto m = parse_model_config_text(R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6, "torch_dtype": "bfloat16",
-    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28,
-    "vocab_size": 151666, "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false,
-    "image_size": 448, "patch_size": 14, "query_num": 64, "batch_vision_input": true, "drop_vision_last_layer": false,
-    "slice_mode": true, "slice_config": {"max_slice_nums": 9, "patch_size": 14, "model_type": "minicpmv"}, "use_image_id": true,
-    "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304, "model_type": "siglip",
-      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_minicpm_v_2_6, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_TRUE(m->vision);
   EXPECT_EQ(m->vision->resampler_queries, 64);

@@ -1,0 +1,37 @@
+// The config.json of multimodal releases that several tests read. The vision and projector fields
+// are the releases' (aya-vision-8b's as its published copies write them); the language model's
+// fields are only what the tests need to parse the config, not checked against the release.
+#pragma once
+
+namespace headroom::test_support {
+
+// CohereForAI/aya-vision-8b: SigLIP so400m at 364 pixels under a Cohere2 language model.
+inline constexpr const char* k_aya_vision_8b = R"({"architectures": ["AyaVisionForConditionalGeneration"], "model_type": "aya_vision",
+    "torch_dtype": "float16", "downsample_factor": 2, "alignment_intermediate_size": 28672, "max_splits_per_img": 12,
+    "vision_feature_layer": -1, "vision_feature_select_strategy": "full",
+    "text_config": {"model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 256000, "max_position_embeddings": 16384,
+      "sliding_window": 4096, "sliding_window_pattern": 4, "rope_theta": 50000},
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 364, "intermediate_size": 4304,
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})";
+
+// openbmb/MiniCPM-V-2_6: the Idefics2 SigLIP tower, a 64-query resampler, Qwen2-7B's language model.
+inline constexpr const char* k_minicpm_v_2_6 = R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6, "torch_dtype": "bfloat16",
+    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28,
+    "vocab_size": 151666, "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false,
+    "image_size": 448, "patch_size": 14, "query_num": 64, "batch_vision_input": true, "drop_vision_last_layer": false,
+    "slice_mode": true, "slice_config": {"max_slice_nums": 9, "patch_size": 14, "model_type": "minicpmv"}, "use_image_id": true,
+    "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304, "model_type": "siglip",
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})";
+
+// THUDM/GLM-4.1V-9B-Thinking: transformers' Glm4vVisionModel under the GLM-4 language model.
+inline constexpr const char* k_glm_4_1v = R"({"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
+    "torch_dtype": "bfloat16",
+    "text_config": {"model_type": "glm4v_text", "hidden_size": 4096, "intermediate_size": 13696, "num_attention_heads": 32,
+      "num_key_value_heads": 2, "num_hidden_layers": 40, "vocab_size": 151552, "max_position_embeddings": 65536,
+      "partial_rotary_factor": 0.5, "rope_theta": 10000, "tie_word_embeddings": false},
+    "vision_config": {"model_type": "glm4v", "hidden_size": 1536, "depth": 24, "num_heads": 12, "intermediate_size": 13696,
+      "out_hidden_size": 4096, "patch_size": 14, "image_size": 336, "spatial_merge_size": 2, "temporal_patch_size": 2,
+      "attention_bias": false, "hidden_act": "silu", "rms_norm_eps": 1e-05}})";
+
+}  // namespace headroom::test_support
