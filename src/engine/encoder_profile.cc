@@ -24,7 +24,7 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
@@ -39,6 +39,7 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
   if (has(a, "AyaVision")) return Family::aya_tiles;
   if (a.starts_with("Glm4v") || vt.starts_with("glm4v")) return Family::glm4v;
+  if (a.starts_with("Idefics3") || a.starts_with("SmolVLM")) return Family::idefics3_tiles;
   if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return Family::minicpmv_slices;
   // Gemma 3 pools its SigLIP patches to 256 tokens (gemma3_mm.py); PaliGemma hands every patch on
   // (paligemma.py: the SigLIP encoder info's (image_size / patch)² tokens). Other SigLIP towers
@@ -50,7 +51,7 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
   if (has(a, "Llama4ForConditionalGeneration") || vt == "llama4_vision_model") return Family::llama4_tiles;
   if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return Family::internvl_tiles;
-  if (has(a, "KimiVL") || vt == "moonvit") return Family::moonvit;
+  if (has(a, "KimiVL") || has(a, "KimiK25") || vt == "moonvit") return Family::moonvit;
   if (has(a, "Gemma4ForConditionalGeneration") || vt == "gemma4_vision") return Family::gemma4;
   return Family::unsized;
 }
@@ -402,24 +403,54 @@ EncoderItem llava_next_video_item(const ModelSpec& m, const ResolvedSettings& s,
   return item;
 }
 
+// Idefics3 and SmolVLM (idefics3.py, smolvlm.py): the dummy is a max_image_size square (the
+// tower's image_size in every release: 364 or 384 or 512), which the processor scales so its
+// longest edge is `size` (4 × max_image_size in every release) and splits into 4 × 4 tiles of
+// max_image_size and the global image: 17 tiles, each its own SigLIP sequence of (tile / patch)²
+// patches, pixel-shuffled by scale_factor to image_seq_len embeddings (169 on Idefics3-8B, 81 on
+// SmolVLM). Before v0.13 some releases budget the placeholder's row/column markers too (tens to
+// about 150 tokens more per image), which the items per batch rarely notice.
+EncoderItem idefics3_item(const ModelSpec& m) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  constexpr std::int64_t k_grid = 4;  // size.longest_edge / max_image_size.longest_edge in the releases
+  const std::int64_t tiles = k_grid * k_grid + 1, side = v.image_size / v.patch_size;
+  const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+  item.modality = "image";
+  item.attention_span = side * side;
+  item.patches = tiles * item.attention_span;
+  item.tokens = tiles * std::llround(static_cast<double>(side * side) * ratio * ratio);  // 1 / 3² is not exact
+  item.source = std::to_string(tiles) + " tiles of " + std::to_string(v.image_size) + "² (4 x 4 and the global image)";
+  return item;
+}
+
 // Kimi-VL (kimi_vl.py): the dummy image is MaxImageTokenMeta's 1024 x 1024; get_num_image_tokens
 // scales an image of more than in_token_limit patches (4096 by default) down to that many, pads
-// it to whole merge kernels and merges 2 x 2 patches into one token.
+// it to whole merge kernels and merges 2 x 2 patches into one token. Kimi-K2.5 (kimi_k25.py,
+// #33131, January 2026) builds a 3000 x 3000 dummy image and a 4-frame chunk of it, prices both
+// with the release's media_tokens_calculator and profiles the larger: the image, which the
+// release's navit_resize_image scales under in_patch_limit 16384 (int(3000 × sqrt(16384 / 214²))
+// = 1794, the 512-patch side limit not binding) and pads to 1820: 130² patches, 4,225 tokens; the
+// chunk's frames are limited to 4,096 patches each (1,089 tokens).
 EncoderItem moonvit_item(const ModelSpec& m) {
   const auto& v = *m.vision;
   EncoderItem item;
   if (v.patch_size <= 0) return item;
   const std::int64_t patch = v.patch_size, kernel = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
-  const std::int64_t limit = v.in_token_limit > 0 ? v.in_token_limit : 4096;
-  std::int64_t side = 1024;
+  const bool k25 = has(m.architecture, "KimiK25");
+  const std::int64_t limit = v.in_token_limit > 0 ? v.in_token_limit : (k25 ? 16384 : 4096);
+  const std::int64_t dummy = k25 ? 3000 : 1024;
+  std::int64_t side = dummy;
   if ((side / patch) * (side / patch) > limit)
     side = static_cast<std::int64_t>(static_cast<double>(side) *
                                       std::sqrt(static_cast<double>(limit) / static_cast<double>((side / patch) * (side / patch))));
   const std::int64_t unit = kernel * patch, padded = (side + unit - 1) / unit * unit;
-  item.modality = "image";
+  item.modality = k25 ? "vision_chunk" : "image";  // Kimi-K2.5's one modality (images and video chunks)
   item.tokens = (padded / unit) * (padded / unit);
   item.patches = item.tokens * kernel * kernel;
-  item.source = "1024x1024 pixels scaled to " + std::to_string(side) + "x" + std::to_string(side) + " under " +
+  item.source = std::to_string(dummy) + "x" + std::to_string(dummy) + " pixels scaled to " + std::to_string(side) + "x" +
+                std::to_string(side) + " under " +
                 std::to_string(limit) + " patches (" +
                 (v.in_token_limit > 0 ? v.processor_source + " in_token_limit" : "the image processor's default in_token_limit") + ")";
   return item;
@@ -609,6 +640,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::minicpmv_slices ? minicpmv_profiled_item(model, flags, settings.max_model_len, version)
          : family == Family::llava_next_video ? llava_next_video_item(model, settings, version)
          : family == Family::glm4v          ? glm4v_profiled_items(model, flags, settings.max_model_len, version).item
+         : family == Family::idefics3_tiles ? idefics3_item(model)
                                             : fixed_item(model, family);
 }
 

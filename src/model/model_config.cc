@@ -288,6 +288,13 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   const bool glm4v = archs && !archs->empty() && archs->front().starts_with("Glm4v");
   if (attention_bias) v.qkv_bias = *attention_bias;
   else if (glm4v) v.qkv_bias = false;
+  // Idefics3 / SmolVLM (idefics3.py Idefics3Connector): scale_factor beside vision_config, the pixel
+  // shuffle's factor per side (Idefics3Config's default 2; the SmolVLM releases write 3).
+  const bool idefics3 = archs && !archs->empty() && (archs->front().starts_with("Idefics3") || archs->front().starts_with("SmolVLM"));
+  if (idefics3) {
+    HR_TRY(scale, get_number_in(top, "scale_factor", 1.0, 64.0));
+    v.pixel_shuffle_ratio = 1.0 / scale.value_or(2.0);
+  }
   HR_TRY(internvl, read_internvl_tiling(top, *vc, v));
   (void)internvl;
   HR_TRY(anyres, read_llava_anyres(top, v));

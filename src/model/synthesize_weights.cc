@@ -406,7 +406,7 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya, minicpmv };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya, minicpmv, idefics3 };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
@@ -428,6 +428,7 @@ VisionFamily vision_family(const ModelSpec& m) {
   if (has(a, "Llama4") || vt == "llama4_vision_model") return VisionFamily::llama4;
   if (has(a, "Gemma3ForConditionalGeneration")) return VisionFamily::gemma3;
   if (has(a, "AyaVision")) return VisionFamily::aya;
+  if (a.starts_with("Idefics3") || a.starts_with("SmolVLM")) return VisionFamily::idefics3;
   if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return VisionFamily::minicpmv;
   if (has(a, "Llava") || vt == "clip_vision_model") return VisionFamily::clip;
   if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return VisionFamily::internvl;
@@ -647,6 +648,12 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
     linear_bias(b, "resampler.attn.out_proj", H, H);
     for (const char* norm : {"resampler.ln_q", "resampler.ln_kv", "resampler.ln_post"}) layer_norm(b, norm, H);
     b.dense("resampler.proj", {H, H});
+  } else if (family == VisionFamily::idefics3) {
+    // idefics3.py Idefics3SimpleMLP: one bias-free projection from the pixel-shuffled width
+    // (h × scale_factor²) into the language model.
+    const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+    b.dense("connector.modality_projection.proj.weight",
+            {H, static_cast<std::int64_t>(std::llround(static_cast<double>(h) / (ratio * ratio)))});
   } else if (family == VisionFamily::clip) {
     // llava.py: a two-layer MLP projector; LLaVA-NeXT and OneVision add the row-end embedding
     // (llava_next.py / llava_onevision.py image_newline), which LLaVA-NeXT-Video does not load
@@ -809,6 +816,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::clip:
     case VisionFamily::aya:
     case VisionFamily::minicpmv:
+    case VisionFamily::idefics3:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
     case VisionFamily::mllama: return add_mllama_vision(b, m);
     case VisionFamily::glm4v: return add_glm4v_vision(b, m);

@@ -259,6 +259,29 @@ TEST(EncoderProfile, Glm4vProfilesItsVideoOrImageByRelease) {
   EXPECT_TRUE(engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 26, 0}, 2.0, {}).family_unsized);
 }
 
+// Idefics3 (idefics3.py): the 364² dummy is scaled to the processor's 1456-pixel longest edge and
+// split into 4 x 4 tiles of 364² and the global image: 17 SigLIP sequences of 26² = 676 patches,
+// 169 embeddings each after the 2 x 2 pixel shuffle (2,873 per image): 2 images in an 8,192-token
+// budget, 5 in 16,384. SmolVLM writes scale_factor 3 over 384-pixel tiles: 27² = 729 patches, 81
+// embeddings per tile, 1,377 per image.
+TEST(EncoderProfile, Idefics3AndSmolVlmProfileSeventeenTiles) {
+  auto m = parse_model_config_text(test_support::k_idefics3_8b, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto p = engine::encoder_profile(*m, {}, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(p.item.patches, 17 * 676);
+  EXPECT_EQ(p.item.attention_span, 676);
+  EXPECT_EQ(p.item.tokens, 2873);
+  EXPECT_EQ(p.items, 2);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(16384), {0, 13, 0}, 2.0, {}).items, 5);
+  m->architecture = "SmolVLMForConditionalGeneration";
+  m->vision->image_size = 384;
+  m->vision->pixel_shuffle_ratio = 1.0 / 3;
+  auto smol = engine::encoder_profile(*m, {}, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(smol.item.patches, 17 * 729);
+  EXPECT_EQ(smol.item.tokens, 1377);
+  EXPECT_EQ(smol.items, 5);
+}
+
 // Kimi-VL (kimi_vl.py): the 1024 × 1024 dummy image has 73² patches of 14 pixels, over the 4,096
 // in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
 // merged to 33 × 33 tokens.
@@ -267,6 +290,27 @@ TEST(EncoderProfile, KimiVlScalesItsDummyImageUnderTheTokenLimit) {
   EXPECT_EQ(p.item.tokens, 33 * 33);
   EXPECT_EQ(p.item.patches, 66 * 66);
   EXPECT_EQ(p.items, 8192 / (33 * 33));
+}
+
+// Kimi-K2.5 (kimi_k25.py with the release's media_utils.navit_resize_image): the 3000 x 3000 dummy
+// image has 214² patches of 14, so it is scaled by sqrt(16384 / 214²) to 1794 pixels, padded to
+// 1820 (whole 2 x 2 kernels of 14): 130² = 16,900 patches, 4,225 tokens of the one modality
+// "vision_chunk". An 8,192-token budget holds one, 16,384 three.
+TEST(EncoderProfile, KimiK25ScalesItsDummyImageUnderItsPatchLimit) {
+  auto m = parse_model_config(nlohmann::json::parse(R"({
+    "architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
+    "text_config": {"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+                    "num_attention_heads": 64, "intermediate_size": 18432, "vocab_size": 163840},
+    "vision_config": {"vt_num_hidden_layers": 27, "vt_hidden_size": 1152, "vt_intermediate_size": 4304,
+                      "vt_num_attention_heads": 16, "patch_size": 14, "merge_kernel_size": [2, 2]}})"),
+                              "config.json");
+  ASSERT_TRUE(m) << m.error().to_string();
+  auto one = engine::encoder_profile(*m, {}, settings(8192), {0, 17, 0}, 2.0, {});
+  EXPECT_EQ(one.item.modality, "vision_chunk");
+  EXPECT_EQ(one.item.patches, 16900);
+  EXPECT_EQ(one.item.tokens, 4225);
+  EXPECT_EQ(one.items, 1);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(16384), {0, 17, 0}, 2.0, {}).items, 3);
 }
 
 // --limit-mm-per-prompt '{"image": {"count": 1, "width": 1024, "height": 1024}}' (v0.11+): vLLM

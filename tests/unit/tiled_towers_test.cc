@@ -69,25 +69,26 @@ constexpr const char* k_paligemma = R"({"architectures": ["PaliGemmaForCondition
   "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 448, "intermediate_size": 4304,
     "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "projection_dim": 2304}})";
 
-// The same shape under Idefics3's architecture, whose split SigLIP input headroom does not size.
-std::string idefics3() {
+// The same shape under MiniMax-VL-01's architecture, whose dynamic-resolution SigLIP input headroom
+// does not size.
+std::string minimax_vl() {
   std::string config = k_paligemma;
   const std::string from = "PaliGemmaForConditionalGeneration";
-  config.replace(config.find(from), from.size(), "Idefics3ForConditionalGeneration");
+  config.replace(config.find(from), from.size(), "MiniMaxVL01ForConditionalGeneration");
   return config;
 }
 
-// A tower whose largest input is not sized (Idefics3's image splits): its config has a fixed image
-// size, but the range must still allow for the pass vLLM runs.
+// A tower whose largest input is not sized (MiniMax-VL-01's any-resolution tiles): its config has
+// a fixed image size, but the range must still allow for the pass vLLM runs.
 TEST(UnsizedTower, RangeAllowsThePassVllmRuns) {
-  auto parsed = parse_model_config_text(idefics3(), "config.json");
+  auto parsed = parse_model_config_text(minimax_vl(), "config.json");
   ASSERT_TRUE(parsed) << parsed.error().message;
   const ModelSpec m = *parsed;
   ASSERT_TRUE(m.vision);
   EXPECT_GT(m.vision->image_size, 0);
   const Prediction p = test_support::run(m, test_support::gpus("H100"), VllmFlags{});
   ASSERT_TRUE(p.uncertainty);
-  EXPECT_TRUE(names(p, "the largest input of Idefics3ForConditionalGeneration's processor unsized"));
+  EXPECT_TRUE(names(p, "the largest input of MiniMaxVL01ForConditionalGeneration's processor unsized"));
   // 3 GiB on the low side (the allowance for a pass that is not sized).
   EXPECT_GE(p.memory.kv_cache - p.uncertainty->kv_cache_low, from_gib(3.0));
   // Text-only (every modality at 0): vLLM runs no pass, so nothing is allowed for it.
@@ -280,17 +281,17 @@ TEST(PixtralHf, HasNoPatchMerger) {
 }
 
 // paligemma.py takes the SigLIP encoder info's tokens, (448 / 14)² = 1,024, one per patch, where
-// Gemma 3 pools its 4,096 patches to 256. A SigLIP tower of another architecture (Idefics3's
-// splits) is not sized, so the range allows for its pass instead of borrowing Gemma 3's 256.
+// Gemma 3 pools its 4,096 patches to 256. A SigLIP tower of another architecture (MiniMax-VL-01's
+// tiles) is not sized, so the range allows for its pass instead of borrowing Gemma 3's 256.
 TEST(SiglipTowers, PaliGemmaHandsEveryPatchOnAndOthersAreUnsized) {
   auto m = parse_model_config_text(k_paligemma, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
   EXPECT_TRUE(notes(h100, "dummy image(s) of 1,024 embeddings"));
-  auto other = parse_model_config_text(idefics3(), "config.json");
+  auto other = parse_model_config_text(minimax_vl(), "config.json");
   ASSERT_TRUE(other) << other.error().message;
   EXPECT_TRUE(names(test_support::run(*other, test_support::gpus("H100"), VllmFlags{}),
-                    "the largest input of Idefics3ForConditionalGeneration's processor unsized"));
+                    "the largest input of MiniMaxVL01ForConditionalGeneration's processor unsized"));
 }
 
 // microsoft/Phi-3.5-vision-instruct's shape: no vision_config, an img_processor naming CLIP.

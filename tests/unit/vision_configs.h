@@ -34,4 +34,12 @@ inline constexpr const char* k_glm_4_1v = R"({"architectures": ["Glm4vForConditi
       "out_hidden_size": 4096, "patch_size": 14, "image_size": 336, "spatial_merge_size": 2, "temporal_patch_size": 2,
       "attention_bias": false, "hidden_act": "silu", "rms_norm_eps": 1e-05}})";
 
+// HuggingFaceM4/Idefics3-8B-Llama3: SigLIP at 364 pixels, scale_factor 2, Llama 3's language model.
+inline constexpr const char* k_idefics3_8b = R"({"architectures": ["Idefics3ForConditionalGeneration"],
+    "model_type": "idefics3", "scale_factor": 2, "torch_dtype": "bfloat16",
+    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128259, "max_position_embeddings": 131072},
+    "vision_config": {"model_type": "idefics3_vision", "hidden_size": 1152, "image_size": 364, "intermediate_size": 4304,
+      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})";
+
 }  // namespace headroom::test_support

@@ -414,6 +414,19 @@ TEST(VisionWeights, MiniCpmVHasItsResampler) {
   EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
 }
 
+// Idefics3-8B (idefics3.py Idefics3Connector): the pixel shuffle at scale_factor 2 turns 1152
+// channels into 4608, and Idefics3SimpleMLP projects them into the language model's 4096 without a
+// bias: 18,874,368 parameters, where a 1152 -> 4096 matrix stood before.
+TEST(VisionWeights, Idefics3ConnectorProjectsThePixelShuffledWidth) {
+  auto m = parse_model_config_text(test_support::k_idefics3_8b, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const WeightsInventory inv = synthesize_weights(*m);
+  const TensorInfo* proj = find_tensor(inv, "connector.modality_projection.proj.weight");
+  ASSERT_TRUE(proj);
+  EXPECT_EQ(proj->shape, (std::vector<std::int64_t>{4096, 4608}));
+  EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
