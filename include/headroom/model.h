@@ -138,6 +138,7 @@ struct VisionConfig {
   std::int64_t max_pixels = 0;
   std::int64_t min_pixels = 0;
   int max_frames = 0;
+  std::int64_t video_max_pixels = 0;  // video_preprocessor_config.json's size.longest_edge (GLM-4.xV's video processor budget)
   int max_tiles = 0;                 // Llama 4: max_patches; InternVL: max_dynamic_patch (the most tiles one image is cut into)
   bool thumbnail_tile = false;       // InternVL: use_thumbnail (one more whole-image tile when an image has several)
   bool qkv_bias = true;              // InternViT: qkv_bias

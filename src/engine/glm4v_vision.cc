@@ -17,7 +17,7 @@ constexpr double k_vllm_video_pixels = 28.0 * 28 * 2 * 30000;
 // The image processor's size.longest_edge where preprocessor_config.json is not read: 9,633,792
 // (28 × 28 × 2 × 6144) in the GLM-4.6V, GLM-4.6V-Flash, GLM-OCR and AutoGLM-Phone releases; the
 // video processor's default longest_edge is k_vllm_video_pixels (GLM-4.1V's and GLM-4.6V's
-// video_preprocessor_config.json; GLM-4.6V-Flash writes 100,352,000, a file headroom does not read).
+// video_preprocessor_config.json; GLM-4.6V-Flash's writes 100,352,000, read where the file is).
 constexpr double k_image_pixels = 28.0 * 28 * 2 * 6144;
 constexpr double k_min_pixels = 112.0 * 112;
 
@@ -106,8 +106,10 @@ Glm4vProfiledItems glm4v_profiled_items(const ModelSpec& model, const VllmFlags&
   if (mm_limit(flags, "video") == 0) return {image, std::nullopt};
   const std::int64_t image_estimate = per_image ? image.tokens : vllm_tokens(g, side, 16, k_image_pixels);
   const std::int64_t room = max_model_len - (mm_limit(flags, "image") > 0 ? image_estimate : 0);
-  const EncoderItem budget_video = processed(g, side, dummy_frames(g, side, room), k_vllm_video_pixels, "video");
-  const EncoderItem video = processed(g, side, dummy_frames(g, side, max_model_len), k_vllm_video_pixels, "video");
+  // The frame search keeps vLLM's hard-coded budget; the processor resizes into its own (GLM-4.6V-Flash: 100,352,000).
+  const double video_pixels = v.video_max_pixels > 0 ? static_cast<double>(v.video_max_pixels) : k_vllm_video_pixels;
+  const EncoderItem budget_video = processed(g, side, dummy_frames(g, side, room), video_pixels, "video");
+  const EncoderItem video = processed(g, side, dummy_frames(g, side, max_model_len), video_pixels, "video");
   if (mm_limit(flags, "image") == 0 || budget_video.tokens > image.tokens) {
     EncoderItem profiled = video;
     if (budget_video.tokens != video.tokens) profiled.budget_tokens = budget_video.tokens;

@@ -23,7 +23,8 @@ using detail::RequestContext;
 const std::vector<std::string>& config_files() {
   static const std::vector<std::string> k = {"config.json",           "params.json",
                                              "hf_quant_config.json",  "tokenizer_config.json",
-                                             "preprocessor_config.json", "model.safetensors.index.json"};
+                                             "preprocessor_config.json", "video_preprocessor_config.json",
+                                             "model.safetensors.index.json"};
   return k;
 }
 

@@ -95,6 +95,12 @@ Result<ModelSpec> model_from_snapshot(const HubSnapshot& snap, std::vector<std::
     auto applied = model_detail::apply_preprocessor_config(*j, at + "preprocessor_config.json", *spec);
     if (!applied) return tl::unexpected(applied.error());
   }
+  if (auto vp = snap.json_files.find("video_preprocessor_config.json"); spec->vision && vp != snap.json_files.end()) {
+    auto j = util::parse_json(vp->second, at + "video_preprocessor_config.json");
+    if (!j) return tl::unexpected(j.error());
+    auto applied = model_detail::apply_video_preprocessor_config(*j, at + "video_preprocessor_config.json", *spec);
+    if (!applied) return tl::unexpected(applied.error());
+  }
   if (snap.shards.empty()) {
     std::string kind = has_suffix_file(snap.files, ".gguf") ? "GGUF" : has_suffix_file(snap.files, ".bin") ? ".bin" : "no weight";
     notes.push_back(fmt::format("{} has no safetensors files ({} files only): its weights are computed from the architecture, not read",

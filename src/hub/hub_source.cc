@@ -13,9 +13,9 @@ namespace {
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
 // Whether an entry lists a file headroom reads now but an older headroom did not fetch
-// (preprocessor_config.json sizes a vision model's dummy input).
+// (preprocessor_config.json and video_preprocessor_config.json size a vision model's dummy input).
 bool lacks_files_read_now(const HubSnapshot& snap) {
-  for (const char* later : {"preprocessor_config.json"})
+  for (const char* later : {"preprocessor_config.json", "video_preprocessor_config.json"})
     if (std::find(snap.files.begin(), snap.files.end(), later) != snap.files.end() && !snap.json_files.count(later))
       return true;
   return false;

@@ -53,6 +53,12 @@ void apply_tokenizer_config(const nlohmann::json& tokenizer_config, ModelSpec& s
 Result<bool> apply_preprocessor_config(const nlohmann::json& preprocessor_config, const std::string& origin,
                                        ModelSpec& spec);
 
+// video_preprocessor_config.json: the video processor's pixel budget (size.longest_edge), which
+// GLM-4.xV's video processor resizes the dummy video into; false when the model has no vision
+// tower or the file has no such key.
+Result<bool> apply_video_preprocessor_config(const nlohmann::json& video_preprocessor_config, const std::string& origin,
+                                             ModelSpec& spec);
+
 // The catalogue line for an id (case-insensitive), or nullptr.
 const nlohmann::json* find_catalog_line(std::string_view id);
 

@@ -76,4 +76,22 @@ Result<bool> apply_preprocessor_config(const nlohmann::json& j, const std::strin
   return read;
 }
 
+Result<bool> apply_video_preprocessor_config(const nlohmann::json& j, const std::string& origin, ModelSpec& spec) {
+  if (!spec.vision) return false;
+  if (!j.is_object())
+    return make_error(ErrorCode::parse_error, "video_preprocessor_config.json is " + json_kind(j) + ", not an object", origin);
+  const ConfigReader r(j, origin);
+  auto size = r.child("size");
+  if (!size) return false;
+  HR_TRY(longest, size->get_int("longest_edge"));
+  if (!longest) return false;
+  if (*longest < 1 || *longest > k_max_pixels)
+    return make_error(ErrorCode::parse_error,
+                      size->display("longest_edge") + " is " + std::to_string(*longest) + ", outside 1.." +
+                          std::to_string(k_max_pixels) + ": fix or remove video_preprocessor_config.json",
+                      size->where("longest_edge"));
+  spec.vision->video_max_pixels = *longest;
+  return true;
+}
+
 }  // namespace headroom::model_detail

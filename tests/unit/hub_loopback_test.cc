@@ -90,13 +90,15 @@ TEST_F(HubLoopback, ShardedRepoWeighsExactlyAsTheSameFilesOnDisk) {
 
 // preprocessor_config.json sets the largest image vLLM profiles with: read from the Hub as from the
 // same files on disk, and the encoder's dummy item follows it (35 × 35 merged tokens of 28 × 28
-// pixels for max_pixels 1,003,520; qwen2_vl.py get_image_size_with_most_features).
+// pixels for max_pixels 1,003,520; qwen2_vl.py get_image_size_with_most_features). The video
+// processor's budget comes from video_preprocessor_config.json beside it.
 TEST_F(HubLoopback, ThePreprocessorConfigSizesTheLargestImage) {
   auto s = settings();
   auto hub = load("headroom-test/qwen25-vl", s);
   ASSERT_TRUE(hub) << hub.error().to_string();
   ASSERT_TRUE(hub->vision);
   EXPECT_EQ(hub->vision->max_pixels, 1003520);
+  EXPECT_EQ(hub->vision->video_max_pixels, 25165824);
   EXPECT_EQ(hub->vision->min_pixels, 3136);
   EXPECT_NE(hub->vision->processor_source.find("preprocessor_config.json"), std::string::npos);
   auto fixture = testing::make_fixture_repo("headroom-test/qwen25-vl", util::read_file(k_models + "/qwen25_vl.json").value(), 2);

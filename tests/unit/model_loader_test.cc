@@ -3,8 +3,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "engine/encoder_profile.h"
 #include "headroom/model.h"
 #include "unit/model_test_support.h"
+#include "unit/vision_configs.h"
 #include "util/json_file.h"
 
 namespace headroom {
@@ -186,6 +188,35 @@ TEST(ModelLoader, PreprocessorConfigGivesTheLargestInput) {
 
   write_bytes(dir.path() / "preprocessor_config.json", R"({"max_pixels": )");
   EXPECT_FALSE(load_model(dir.path().string()));
+}
+
+// video_preprocessor_config.json beside config.json: GLM-4.6V-Flash's video processor resizes into
+// 100,352,000 pixels, where glm4_1v.py's frame search keeps 47,040,000. At 64k context on v0.19
+// the 600 dummy frames of 2184² are resized to floor(sqrt(100,352,000 / 600) / 28) x 28 = 392
+// pixels: grid (300, 28, 28), 235,200 patches (120,000 at GLM-4.1V's 47,040,000). A budget out of
+// range is an error naming the file and key.
+TEST(ModelLoader, VideoPreprocessorConfigGivesTheVideoBudget) {
+  TempDir dir;
+  write_bytes(dir.path() / "config.json", test_support::k_glm_4_1v);
+  write_bytes(dir.path() / "video_preprocessor_config.json",
+              R"({"size": {"longest_edge": 100352000, "shortest_edge": 12544}, "video_processor_type": "Glm46VVideoProcessor"})");
+  auto m = load_model(dir.path().string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->video_max_pixels, 100352000);
+  ResolvedSettings s;
+  s.max_num_batched_tokens = 8192;
+  s.max_num_seqs = 256;
+  s.max_model_len = 65536;
+  auto p = engine::encoder_profile(*m, {}, s, {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "video");
+  EXPECT_EQ(p.item.patches, 235200);
+
+  write_bytes(dir.path() / "video_preprocessor_config.json", R"({"size": {"longest_edge": 0}})");
+  auto zero = load_model(dir.path().string());
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().message.find("size.longest_edge is 0"), std::string::npos) << zero.error().to_string();
+  EXPECT_NE(zero.error().where.find("video_preprocessor_config.json"), std::string::npos);
 }
 
 // Phi-3.5-vision's preprocessor_config.json writes num_crops (4); Phi3VForCausalLM's tower comes

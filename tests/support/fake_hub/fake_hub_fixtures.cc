@@ -40,6 +40,10 @@ std::vector<FakeRepo> standard_fixtures(const std::string& models_dir) {
   FakeRepo vl = make_fixture_repo("headroom-test/qwen25-vl", read(models_dir + "/qwen25_vl.json"), 2);
   const std::string processor = R"({"image_processor_type": "Qwen2VLImageProcessor", "max_pixels": 1003520, "min_pixels": 3136, "patch_size": 14, "merge_size": 2, "temporal_patch_size": 2})";
   vl.files["preprocessor_config.json"] = FakeFile{processor, processor.size(), false};
+  // And a video processor config, as newer releases write beside it (its size.longest_edge is the
+  // video processor's pixel budget).
+  const std::string video = R"({"video_processor_type": "Qwen2VLVideoProcessor", "size": {"longest_edge": 25165824, "shortest_edge": 4096}})";
+  vl.files["video_preprocessor_config.json"] = FakeFile{video, video.size(), false};
   repos.push_back(vl);
 
   FakeRepo gated = make_fixture_repo("headroom-test/gated-llama", llama, 2);
