@@ -24,14 +24,15 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, unsized };
 
 Family family_of(const ModelSpec& m) {
+  if (m.vision && m.architecture == "DeepseekOCRForCausalLM") return Family::deepseek_ocr;  // its config gives no widths
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
   const std::string& a = m.architecture;
   const std::string& vt = m.vision->model_type;
   if (has(a, "Qwen2VL") || has(a, "Qwen2_5_VL") || has(a, "Qwen3VL") || has(a, "Qwen3_5") || has(a, "DotsOCR") ||
-      has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || vt.starts_with("qwen") || vt == "dots_vit")
+      has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || has(a, "PaddleOCRVL") || vt.starts_with("qwen") || vt == "dots_vit")
     return Family::qwen_dynamic;
   if (has(a, "Phi3VForCausalLM")) return Family::phi3v_crops;
   if (has(a, "Mllama") || vt == "mllama_vision_model") return Family::mllama_v0;
@@ -63,6 +64,9 @@ Family family_of(const ModelSpec& m) {
 // 12845056 with 32 × 32-pixel tokens (12,544).
 std::int64_t qwen_default_max_pixels(const ModelSpec& m) {
   const std::string& a = m.architecture;
+  // PaddleOCR-VL's release: max_pixels 2,822,400 (3,600 tokens of 28 × 28; paddleocr_vl.py sizes
+  // its dummy with Qwen2-VL's smart_resize under it).
+  if (has(a, "PaddleOCRVL")) return 2'822'400;
   if (has(a, "DotsOCR") || m.vision->model_type == "dots_vit") return 11'289'600;
   if (has(a, "Qwen3Omni") || m.vision->model_type.starts_with("qwen3_omni")) return 12'845'056;
   if (has(a, "Qwen3") || m.vision->model_type.starts_with("qwen3")) return 16'777'216;
@@ -425,6 +429,33 @@ EncoderItem idefics3_item(const ModelSpec& m) {
   return item;
 }
 
+// DeepSeek-OCR (deepseek_ocr.py and its processor, whose settings are hard-coded: base 1024,
+// tiles of 640, crop mode, 2 to 6 crops): the 1280² dummy is cut into 2 × 2 tiles of 640² and a
+// global view of 1024². SAM ViT-B (patch 16) sees 64² patches of the global view and 40² of each
+// tile; its convolutions take them to 16² and 10² features, one embedding each, and a learned
+// newline ends each row: 16 × 17 = 272 for the global view, 20 × 21 = 420 for the stitched tiles,
+// and the view separator: 693 per image.
+EncoderItem deepseek_ocr_item() {
+  EncoderItem item;
+  item.modality = "image";
+  item.attention_span = 64 * 64;
+  item.patches = 64 * 64 + 4 * 40 * 40;
+  item.tokens = 16 * 17 + 20 * 21 + 1;
+  item.source = "1280x1280 pixels: 2 x 2 tiles of 640² and the 1024² global view (the processor's fixed settings)";
+  return item;
+}
+
+// The peak of one DeepSeek-OCR image, which deepseek_ocr.py encodes one at a time (the global view,
+// then the image's tiles as one batch). SAM's global-attention blocks pass the decomposed
+// relative-position bias to scaled_dot_product_attention as a [batch, 12 heads, N, N] mask in the
+// model's dtype, beside the block's residual, normed input and MLP (2 × 768 + 2 × 3072 per patch):
+// the global view (N 4096) holds 12 × 4096² of mask, the 4 tiles (N 1600) 4 × 12 × 1600². An
+// estimate: the attention kernel's own workspace and CLIP-L's pass (257 or 101 tokens) are not in it.
+double deepseek_ocr_image_peak(double dtype_bytes) {
+  const auto view = [&](double batch, double n) { return dtype_bytes * batch * (12.0 * n * n + n * (2.0 * 768 + 2.0 * 3072)); };
+  return std::max(view(1, 4096), view(4, 1600));
+}
+
 // Kimi-VL (kimi_vl.py): the dummy image is MaxImageTokenMeta's 1024 x 1024; get_num_image_tokens
 // scales an image of more than in_token_limit patches (4096 by default) down to that many, pads
 // it to whole merge kernels and merges 2 x 2 patches into one token. Kimi-K2.5 (kimi_k25.py,
@@ -589,7 +620,8 @@ void glm4v_tied_reading(EncoderProfile& p, const ModelSpec& model, const VllmFla
 // from 2.6 (minicpmv.py).
 bool takes_video(const ModelSpec& model) {
   const Family f = family_of(model);
-  return f == Family::qwen_dynamic || f == Family::gemma4 || has(model.architecture, "LlavaOnevision") ||
+  return (f == Family::qwen_dynamic && !has(model.architecture, "PaddleOCRVL")) || f == Family::gemma4 ||
+         has(model.architecture, "LlavaOnevision") ||
          has(model.architecture, "LlavaNextVideo") || f == Family::glm4v ||
          (f == Family::minicpmv_slices && minicpmv_takes_video(*model.vision));
 }
@@ -641,6 +673,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::llava_next_video ? llava_next_video_item(model, settings, version)
          : family == Family::glm4v          ? glm4v_profiled_items(model, flags, settings.max_model_len, version).item
          : family == Family::idefics3_tiles ? idefics3_item(model)
+         : family == Family::deepseek_ocr   ? deepseek_ocr_item()
                                             : fixed_item(model, family);
 }
 
@@ -732,6 +765,15 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
                                        : peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
   p.encoder_peak = static_cast<Bytes>(std::min(items_on_rank * static_cast<double>(p.item.patches) * per_patch, k_most_bytes));
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
+  if (family == Family::deepseek_ocr) {
+    p.units_per_forward = 1;
+    p.encoder_peak = static_cast<Bytes>(deepseek_ocr_image_peak(dtype_bytes));
+  }
+  if (has(model.architecture, "PaddleOCRVL")) {
+    // paddleocr_vl.py encodes the batch an image at a time (encode_image per image, cu_seqlens of one).
+    p.units_per_forward = 1;
+    p.encoder_peak = static_cast<Bytes>(std::min(static_cast<double>(p.item.patches) * per_patch, k_most_bytes));
+  }
   if (family == Family::glm4v) glm4v_tied_reading(p, model, flags, settings, version, items_on_rank / p.items * per_patch);
   // Qwen3-VL hands the language model each token's merged features and one more copy per
   // deepstack level, concatenated (qwen3_vl.py Qwen3_VisionTransformer.forward: torch.cat of the

@@ -675,6 +675,9 @@ bool default_tie_word_embeddings(std::string_view model_type, std::string_view a
       {"qwen2_moe", false},    {"qwen3", false},        {"qwen3_moe", false},    {"qwen3_next", false},
       {"qwen2_vl", false},     {"qwen2_5_vl", false},   {"phi3", false},         {"phi", false},
       {"olmo2", false},        {"internlm2", false},    {"deepseek_v2", false},  {"deepseek_v3", false},
+      // DeepSeek-VL2 / DeepSeek-OCR: vLLM's DeepseekVLV2Config builds the language model from
+      // DeepseekV2Config (tie false; DeepSeek-OCR's checkpoint has its own lm_head.weight).
+      {"deepseek_vl_v2", false},
       {"kimi_k2", false},      {"granite", false},      {"gpt_oss", false},      {"llama4_text", false},
       {"mllama_text_model", false}, {"nemotron_h", false}, {"yi", false},       {"exaone", false},
       {"gemma", true},         {"gemma2", true},        {"gemma3_text", true},   {"gemma3", true},

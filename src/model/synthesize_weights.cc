@@ -406,7 +406,7 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya, minicpmv, idefics3 };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya, minicpmv, idefics3, paddleocr };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
@@ -429,6 +429,7 @@ VisionFamily vision_family(const ModelSpec& m) {
   if (has(a, "Gemma3ForConditionalGeneration")) return VisionFamily::gemma3;
   if (has(a, "AyaVision")) return VisionFamily::aya;
   if (a.starts_with("Idefics3") || a.starts_with("SmolVLM")) return VisionFamily::idefics3;
+  if (has(a, "PaddleOCRVL")) return VisionFamily::paddleocr;
   if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return VisionFamily::minicpmv;
   if (has(a, "Llava") || vt == "clip_vision_model") return VisionFamily::clip;
   if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return VisionFamily::internvl;
@@ -654,6 +655,13 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
     const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
     b.dense("connector.modality_projection.proj.weight",
             {H, static_cast<std::int64_t>(std::llround(static_cast<double>(h) / (ratio * ratio)))});
+  } else if (family == VisionFamily::paddleocr) {
+    // paddleocr_vl.py Projector (mlp_AR): a LayerNorm over the tower's width, the 2 x 2 merge
+    // (4h), linear_1 4h -> 4h and linear_2 4h -> the language model, both nn.Linear with biases.
+    const std::int64_t merged4 = h * 4;
+    layer_norm(b, "mlp_AR.pre_norm", h);
+    linear_bias(b, "mlp_AR.linear_1", merged4, merged4);
+    linear_bias(b, "mlp_AR.linear_2", H, merged4);
   } else if (family == VisionFamily::clip) {
     // llava.py: a two-layer MLP projector; LLaVA-NeXT and OneVision add the row-end embedding
     // (llava_next.py / llava_onevision.py image_newline), which LLaVA-NeXT-Video does not load
@@ -797,9 +805,60 @@ void add_internvl_vision(Builder& b, const ModelSpec& m) {
   linear_bias(b, "mlp1.3", H, H);
 }
 
+// DeepSeek-OCR's DeepEncoder as deepseek_ocr.py builds it, whatever the config says (build_sam_vit_b
+// and a fixed CLIPVisionConfig): SAM ViT-B (patch 16, 768 wide, 12 blocks with fused qkv, MLP 3072,
+// relative positions over 2 × 14 − 1 in windowed blocks and 2 × 64 − 1 in the global ones 2, 5, 8,
+// 11; the 64² position table; the neck 768 → 256 and the two stride-2 convolutions to 1024), CLIP-L
+// (1024 wide, 24 layers, MLP 4096, class token, 257 positions, pre-LayerNorm, fused qkv; its own
+// patch convolution is loaded though SAM's output replaces it), the linear projector 2048 → the
+// language model, and the learned image newline and view separator.
+void add_deepencoder(Builder& b, const ModelSpec& m) {
+  const std::int64_t w = 768, c = 1024, H = m.hidden_size;
+  const std::string sam = "model.sam_model.";
+  b.dense(sam + "patch_embed.proj.weight", {w, 3, 16, 16});
+  b.dense(sam + "patch_embed.proj.bias", {w});
+  b.dense(sam + "pos_embed", {1, 64, 64, w});
+  for (int i = 0; i < 12; ++i) {
+    const std::string blk = sam + "blocks." + std::to_string(i) + ".";
+    linear_bias(b, blk + "attn.qkv", 3 * w, w);
+    linear_bias(b, blk + "attn.proj", w, w);
+    linear_bias(b, blk + "mlp.lin1", 4 * w, w);
+    linear_bias(b, blk + "mlp.lin2", w, 4 * w);
+    layer_norm(b, blk + "norm1", w);
+    layer_norm(b, blk + "norm2", w);
+    const std::int64_t span = (i % 3 == 2) ? 2 * 64 - 1 : 2 * 14 - 1;
+    b.dense(blk + "attn.rel_pos_h", {span, 64});
+    b.dense(blk + "attn.rel_pos_w", {span, 64});
+  }
+  b.dense(sam + "neck.0.weight", {256, w, 1, 1});
+  layer_norm(b, sam + "neck.1", 256);
+  b.dense(sam + "neck.2.weight", {256, 256, 3, 3});
+  layer_norm(b, sam + "neck.3", 256);
+  b.dense(sam + "net_2.weight", {512, 256, 3, 3});
+  b.dense(sam + "net_3.weight", {c, 512, 3, 3});
+  const std::string clip = "model.vision_model.";
+  b.dense(clip + "embeddings.class_embedding", {c});
+  b.dense(clip + "embeddings.patch_embedding.weight", {c, 3, 14, 14});
+  b.dense(clip + "embeddings.position_embedding.weight", {257, c});
+  layer_norm(b, clip + "pre_layrnorm", c);
+  for (int i = 0; i < 24; ++i) {
+    const std::string l = clip + "transformer.layers." + std::to_string(i) + ".";
+    linear_bias(b, l + "self_attn.qkv_proj", 3 * c, c);
+    linear_bias(b, l + "self_attn.out_proj", c, c);
+    layer_norm(b, l + "layer_norm1", c);
+    layer_norm(b, l + "layer_norm2", c);
+    linear_bias(b, l + "mlp.fc1", 4 * c, c);
+    linear_bias(b, l + "mlp.fc2", c, 4 * c);
+  }
+  linear_bias(b, "model.projector.layers", H, 2 * c);
+  b.dense("model.image_newline", {H});
+  b.dense("model.view_seperator", {H});
+}
+
 // The vision tower and projector, one function per family of vLLM model code.
 void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
+  if (m.architecture == "DeepseekOCRForCausalLM") return add_deepencoder(b, m);
   if (v.depth <= 0 || v.hidden_size <= 0) return;  // summary too thin to size the tower
   const VisionFamily family = vision_family(m);
   switch (family) {
@@ -817,6 +876,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::aya:
     case VisionFamily::minicpmv:
     case VisionFamily::idefics3:
+    case VisionFamily::paddleocr:
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
     case VisionFamily::mllama: return add_mllama_vision(b, m);
     case VisionFamily::glm4v: return add_glm4v_vision(b, m);

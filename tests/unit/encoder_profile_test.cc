@@ -282,6 +282,39 @@ TEST(EncoderProfile, Idefics3AndSmolVlmProfileSeventeenTiles) {
   EXPECT_EQ(smol.items, 5);
 }
 
+// PaddleOCR-VL (paddleocr_vl.py): the dummy is Qwen2-VL's smart_resize square under the release's
+// max_pixels 2,822,400 (60 x 28 = 1680 pixels: 120² = 14,400 patches, 3,600 tokens after the 2 x 2
+// merge): 2 images in an 8,192-token budget, 4 in 16,384. encode_image runs one image per call, so
+// the peak is one image's whatever the batch.
+TEST(EncoderProfile, PaddleOcrVlEncodesOneImageAtATime) {
+  auto m = parse_model_config_text(test_support::k_paddleocr_vl, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto two = engine::encoder_profile(*m, {}, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(two.item.modality, "image");
+  EXPECT_EQ(two.item.patches, 14400);
+  EXPECT_EQ(two.item.tokens, 3600);
+  EXPECT_EQ(two.items, 2);
+  auto four = engine::encoder_profile(*m, {}, settings(16384), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(four.items, 4);
+  EXPECT_EQ(four.encoder_peak, two.encoder_peak);
+  EXPECT_EQ(four.units_per_forward, 1);
+}
+
+// DeepSeek-OCR (deepseek_ocr.py, fixed processor settings): the 1280² dummy is 2 x 2 tiles of 640²
+// and a 1024² global view: SAM sees 64² + 4 x 40² = 10,496 patches, and the image hands on 16 x 17
+// + 20 x 21 + 1 = 693 embeddings; 11 images in an 8,192-token budget at max_model_len 8192. The
+// images are encoded one at a time, so the peak does not grow with the batch.
+TEST(EncoderProfile, DeepseekOcrEncodesOneImageOfTilesAtATime) {
+  auto m = parse_model_config_text(test_support::k_deepseek_ocr, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(p.item.patches, 10496);
+  EXPECT_EQ(p.item.tokens, 693);
+  EXPECT_EQ(p.items, 11);
+  EXPECT_GT(p.encoder_peak, 0);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(16384, 256, 16384), {0, 13, 0}, 2.0, {}).encoder_peak, p.encoder_peak);
+}
+
 // Kimi-VL (kimi_vl.py): the 1024 × 1024 dummy image has 73² patches of 14 pixels, over the 4,096
 // in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
 // merged to 33 × 33 tokens.

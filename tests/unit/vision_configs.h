@@ -42,4 +42,36 @@ inline constexpr const char* k_idefics3_8b = R"({"architectures": ["Idefics3ForC
     "vision_config": {"model_type": "idefics3_vision", "hidden_size": 1152, "image_size": 364, "intermediate_size": 4304,
       "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})";
 
+// PaddlePaddle/PaddleOCR-VL: a NaViT SigLIP tower (transformers' PaddleOCRVisionConfig defaults, as
+// its conversion script writes them) under ERNIE-4.5-0.3B.
+inline constexpr const char* k_paddleocr_vl = R"({"architectures": ["PaddleOCRVLForConditionalGeneration"],
+    "model_type": "paddleocr_vl", "torch_dtype": "bfloat16", "hidden_size": 1024, "intermediate_size": 3072,
+    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128, "num_hidden_layers": 18, "vocab_size": 103424,
+    "max_position_embeddings": 131072, "rope_theta": 500000,
+    "vision_config": {"model_type": "paddleocr_vl", "hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+      "num_attention_heads": 16, "image_size": 384, "patch_size": 14, "spatial_merge_size": 2}})";
+
+// deepseek-ai/DeepSeek-OCR's config.json (as a public copy of the release quotes it): DeepseekV2
+// MoE under DeepSeek-VL2's wrapper; vision_config names SAM ViT-B and CLIP-L but vLLM builds them
+// from its own fixed settings.
+inline constexpr const char* k_deepseek_ocr = R"({"_name_or_path": "deepseek-ai/DeepSeek-OCR", "candidate_resolutions": [[1024, 1024]], "global_view_pos": "head",
+ "architectures": ["DeepseekOCRForCausalLM"],
+ "language_config": {"architectures": ["DeepseekV2ForCausalLM"], "bos_token_id": 0, "eos_token_id": 1, "first_k_dense_replace": 1,
+   "hidden_size": 1280, "intermediate_size": 6848, "kv_lora_rank": null, "lm_head": true, "max_position_embeddings": 8192,
+   "moe_intermediate_size": 896, "n_group": 1, "n_routed_experts": 64, "n_shared_experts": 2, "num_attention_heads": 10,
+   "num_experts_per_tok": 6, "num_hidden_layers": 12, "num_key_value_heads": 10, "q_lora_rank": null, "qk_nope_head_dim": 0,
+   "qk_rope_head_dim": 0, "rm_head": false, "topk_group": 1, "topk_method": "greedy", "torch_dtype": "bfloat16", "use_mla": false,
+   "v_head_dim": 0, "vocab_size": 129280},
+ "model_type": "deepseek_vl_v2",
+ "projector_config": {"input_dim": 2048, "model_type": "mlp_projector", "n_embed": 1280, "projector_type": "linear"},
+ "tile_tag": "2D", "torch_dtype": "bfloat16", "transformers_version": "4.46.3",
+ "vision_config": {"image_size": 1024, "mlp_ratio": 3.7362, "model_name": "deeplip_b_l", "model_type": "vision",
+   "width": {"clip-l-14-224": {"heads": 16, "image_size": 224, "layers": 24, "patch_size": 14, "width": 1024},
+             "sam_vit_b": {"downsample_channels": [512, 1024], "global_attn_indexes": [2, 5, 8, 11], "heads": 12, "layers": 12, "width": 768}}},
+ "bos_token_id": 0, "eos_token_id": 1, "first_k_dense_replace": 1, "hidden_size": 1280, "intermediate_size": 6848, "kv_lora_rank": null,
+ "lm_head": true, "max_position_embeddings": 8192, "moe_intermediate_size": 896, "n_group": 1, "n_routed_experts": 64,
+ "n_shared_experts": 2, "num_attention_heads": 10, "num_experts_per_tok": 6, "num_hidden_layers": 12, "num_key_value_heads": 10,
+ "q_lora_rank": null, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "rm_head": false, "topk_group": 1, "topk_method": "greedy",
+ "use_mla": false, "v_head_dim": 0, "vocab_size": 129280})";
+
 }  // namespace headroom::test_support

@@ -427,6 +427,32 @@ TEST(VisionWeights, Idefics3ConnectorProjectsThePixelShuffledWidth) {
   EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
 }
 
+// PaddleOCR-VL (paddleocr_vl.py Projector, mlp_AR): a LayerNorm over 1152 (2,304), the 2 x 2 merge
+// to 4608, linear_1 4608 -> 4608 with bias (21,238,272) and linear_2 4608 -> 1024 with bias
+// (4,719,616): 25,960,192 parameters, where a 1152 -> 1024 matrix stood before.
+TEST(VisionWeights, PaddleOcrVlProjectorMergesTwoByTwo) {
+  auto m = parse_model_config_text(test_support::k_paddleocr_vl, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "mlp_AR."), 25960192);
+  EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
+}
+
+// DeepSeek-OCR: the release's single safetensors file holds 3,336,106,240 parameters (2,710
+// tensors, as a public listing of the checkpoint reports them): the DeepseekV2 language model with
+// its own lm_head (vLLM's DeepseekVLV2Config builds it from DeepseekV2Config, untied), SAM ViT-B
+// (95,569,152), CLIP-L (303,177,728) and the projector, newline and separator (2,625,280). Before,
+// the DeepEncoder and the lm_head were missing (2,769,255,680 in all).
+TEST(VisionWeights, DeepseekOcrCountsItsDeepEncoderAndLmHead) {
+  auto m = parse_model_config_text(test_support::k_deepseek_ocr, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_FALSE(m->tie_word_embeddings);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, ""), 3336106240);
+  EXPECT_EQ(params_with_prefix(inv, "model.sam_model."), 95569152);
+  EXPECT_EQ(params_with_prefix(inv, "model.vision_model."), 303177728);
+}
+
 TEST(VisionWeights, PixtralAndDotsHaveGatedMlps) {
   {
     ModelSpec m = model("mistralai/Mistral-Small-3.1-24B-Instruct-2503");
