@@ -25,10 +25,11 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (m.vision && m.architecture == "DeepseekOCRForCausalLM") return Family::deepseek_ocr;  // its config gives no widths
+  if (m.vision && m.vision->model_type == "gemma3n_vision") return Family::gemma3n;         // a timm CNN, no widths
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
   const std::string& a = m.architecture;
   const std::string& vt = m.vision->model_type;
@@ -348,6 +349,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::glm4v          ? glm4v_profiled_items(model, flags, settings.max_model_len, version).item
          : family == Family::idefics3_tiles ? idefics3_item(model)
          : family == Family::deepseek_ocr   ? deepseek_ocr_item()
+         : family == Family::gemma3n        ? gemma3n_item(model)
                                             : fixed_item(model, family);
 }
 
@@ -439,6 +441,8 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
                                        : peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
   p.encoder_peak = static_cast<Bytes>(std::min(items_on_rank * static_cast<double>(p.item.patches) * per_patch, k_most_bytes));
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
+  if (family == Family::gemma3n)
+    p.encoder_peak = static_cast<Bytes>(std::min(items_on_rank * gemma3n_image_peak(dtype_bytes), k_most_bytes));
   if (family == Family::deepseek_ocr) {
     p.units_per_forward = 1;
     p.encoder_peak = static_cast<Bytes>(deepseek_ocr_image_peak(dtype_bytes));

@@ -341,4 +341,29 @@ EncoderItem moonvit_item(const ModelSpec& m) {
   return item;
 }
 
+// Gemma 3n (gemma3n_mm.py): TOKENS_PER_IMAGE 256 against TOKENS_PER_AUDIO 188, so vLLM profiles
+// images, as many as the budget holds (32 at 8,192 tokens), built at the image processor's
+// 768 × 768 and run through the vision tower in one call (timm's mobilenetv5_300m_enc through
+// TimmWrapperModel). The image counts as 48² cells of 16 pixels here (the fusion adapter's grid
+// before its pooling to 16²).
+EncoderItem gemma3n_item(const ModelSpec& m) {
+  const std::int64_t side = m.vision && m.vision->image_size > 0 ? m.vision->image_size : 768;
+  EncoderItem item;
+  item.modality = "image";
+  item.patches = (side / 16) * (side / 16);
+  item.tokens = 256;
+  item.source = std::to_string(side) + "x" + std::to_string(side) + " pixels (the image processor's size), MobileNetV5";
+  return item;
+}
+
+// MobileNetV5-300M's widest moment for one 768² image: stage 1's first universal inverted residual
+// expands stage 0's 128 channels at 192² by 6 to 768; the expansion convolution's output and its
+// normalised copy (timm's norm layers return new tensors) are alive beside the block's input, and
+// the dummy pixels stay for the whole call. An estimate from the architecture's shapes: cuDNN's
+// workspace and the attention blocks of stages 2 and 3 (smaller per image) are not in it.
+double gemma3n_image_peak(double dtype_bytes) {
+  const double expansion = 768.0 * 192 * 192, input = 128.0 * 192 * 192, pixels = 3.0 * 768 * 768;
+  return dtype_bytes * (2.0 * expansion + input + pixels);
+}
+
 }  // namespace headroom::engine

@@ -29,4 +29,9 @@ EncoderItem moonvit_item(const ModelSpec& m);                                   
 // DeepSeek-OCR encodes its images one at a time: the peak bytes of one image's pass.
 double deepseek_ocr_image_peak(double dtype_bytes);
 
+// Gemma 3n (gemma3n_mm.py): a 768² image of 256 tokens through timm's MobileNetV5, and what one
+// image adds to the batch's peak (the batch runs in one call).
+EncoderItem gemma3n_item(const ModelSpec& m);
+double gemma3n_image_peak(double dtype_bytes);
+
 }  // namespace headroom::engine

@@ -288,6 +288,9 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   const bool glm4v = archs && !archs->empty() && archs->front().starts_with("Glm4v");
   if (attention_bias) v.qkv_bias = *attention_bias;
   else if (glm4v) v.qkv_bias = false;
+  // Gemma 3n's vision_config names a timm MobileNetV5 and no image size; its image processor's size
+  // is 768 × 768 in the releases (transformers' convert_gemma3n_weights.py), the only size it takes.
+  if (v.model_type == "gemma3n_vision" && v.image_size == 0) v.image_size = 768;
   // Idefics3 / SmolVLM (idefics3.py Idefics3Connector): scale_factor beside vision_config, the pixel
   // shuffle's factor per side (Idefics3Config's default 2; the SmolVLM releases write 3).
   const bool idefics3 = archs && !archs->empty() && (archs->front().starts_with("Idefics3") || archs->front().starts_with("SmolVLM"));

@@ -315,6 +315,29 @@ TEST(EncoderProfile, DeepseekOcrEncodesOneImageOfTilesAtATime) {
   EXPECT_EQ(engine::encoder_profile(*m, {}, settings(16384, 256, 16384), {0, 13, 0}, 2.0, {}).encoder_peak, p.encoder_peak);
 }
 
+// Gemma 3n (gemma3n_mm.py): 256 tokens per image against 188 per audio clip, so images are
+// profiled: 32 in an 8,192-token budget, 8 in 2,048, all through timm's MobileNetV5 in one call, so
+// the peak grows with the batch (the 768² image size is the processor's, which the config does not
+// state). Per image it is taken at stage 1's first expansion: 768 channels at 192² twice and the
+// 128-channel input, and the pixels (2 x (2 x 768 x 192² + 128 x 192² + 3 x 768²) bytes in bf16).
+TEST(EncoderProfile, Gemma3nProfilesItsImagesThroughMobileNetInOneCall) {
+  auto m = parse_model_config_text(R"({"architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
+    "text_config": {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": 8192, "num_attention_heads": 8,
+      "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 30, "vocab_size": 262400,
+      "max_position_embeddings": 32768},
+    "vision_config": {"model_type": "gemma3n_vision", "architecture": "mobilenetv5_300m_enc", "hidden_size": 2048}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->image_size, 768);
+  auto p = engine::encoder_profile(*m, {}, settings(8192), {0, 13, 0}, 2.0, {});
+  EXPECT_EQ(p.item.tokens, 256);
+  EXPECT_EQ(p.items, 32);
+  const double per_image = 2.0 * (2.0 * 768 * 192 * 192 + 128.0 * 192 * 192 + 3.0 * 768 * 768);
+  EXPECT_NEAR(static_cast<double>(p.encoder_peak), 32 * per_image, 64.0);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(2048), {0, 13, 0}, 2.0, {}).items, 8);
+}
+
 // Kimi-VL (kimi_vl.py): the 1024 × 1024 dummy image has 73² patches of 14 pixels, over the 4,096
 // in_token_limit, so it is scaled to 897 pixels, padded to 924 (whole 2 × 2 kernels of 14) and
 // merged to 33 × 33 tokens.
