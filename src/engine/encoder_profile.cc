@@ -46,7 +46,7 @@ Family family_of(const ModelSpec& m) {
   if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return Family::minicpmv_slices;
   // Gemma 3 pools its SigLIP patches to 256 tokens (gemma3_mm.py); PaliGemma hands every patch on
   // (paligemma.py: the SigLIP encoder info's (image_size / patch)² tokens). Other SigLIP towers
-  // (Idefics3's splits, ...) are not sized.
+  // (MiniMax-VL-01's, Phi-4-multimodal's, ...) are not sized.
   if (has(a, "Gemma3ForConditionalGeneration")) return Family::siglip_fixed;
   if (has(a, "PaliGemma")) return Family::clip_fixed;
   // Pixtral-12B in transformers' layout is a LlavaForConditionalGeneration over a pixtral tower.
