@@ -439,19 +439,17 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   const bool dots_plugin = has(model.architecture, "DotsOCR") && version < VllmVersion{0, 11};
   const double per_patch = dots_plugin ? dots_plugin_bytes_per_patch(model, dtype_bytes)
                                        : peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
-  p.encoder_peak = static_cast<Bytes>(std::min(items_on_rank * static_cast<double>(p.item.patches) * per_patch, k_most_bytes));
+  // One item's share of the peak: the tower's widths over its patches, or, for the towers whose
+  // peak is not per patch, their own estimate (Gemma 3n's MobileNetV5, DeepSeek-OCR's SAM mask).
+  const double per_item = family == Family::gemma3n        ? gemma3n_image_peak(dtype_bytes)
+                          : family == Family::deepseek_ocr ? deepseek_ocr_image_peak(dtype_bytes)
+                                                           : static_cast<double>(p.item.patches) * per_patch;
+  // deepseek_ocr.py and paddleocr_vl.py (encode_image) loop over the images, one per encoder call;
+  // the others encode the rank's whole batch at once.
+  const bool one_per_call = family == Family::deepseek_ocr || has(model.architecture, "PaddleOCRVL");
+  if (one_per_call) p.units_per_forward = 1;
+  p.encoder_peak = static_cast<Bytes>(std::min((one_per_call ? 1.0 : items_on_rank) * per_item, k_most_bytes));
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
-  if (family == Family::gemma3n)
-    p.encoder_peak = static_cast<Bytes>(std::min(items_on_rank * gemma3n_image_peak(dtype_bytes), k_most_bytes));
-  if (family == Family::deepseek_ocr) {
-    p.units_per_forward = 1;
-    p.encoder_peak = static_cast<Bytes>(deepseek_ocr_image_peak(dtype_bytes));
-  }
-  if (has(model.architecture, "PaddleOCRVL")) {
-    // paddleocr_vl.py encodes the batch an image at a time (encode_image per image, cu_seqlens of one).
-    p.units_per_forward = 1;
-    p.encoder_peak = static_cast<Bytes>(std::min(static_cast<double>(p.item.patches) * per_patch, k_most_bytes));
-  }
   if (family == Family::glm4v) glm4v_tied_reading(p, model, flags, settings, version, items_on_rank / p.items * per_patch);
   // Qwen3-VL hands the language model each token's merged features and one more copy per
   // deepstack level, concatenated (qwen3_vl.py Qwen3_VisionTransformer.forward: torch.cat of the

@@ -89,17 +89,13 @@ Result<ModelSpec> model_from_snapshot(const HubSnapshot& snap, std::vector<std::
       spec->quantization = model_detail::read_modelopt_quant_config(*j);
     }
   }
-  if (auto pp = snap.json_files.find("preprocessor_config.json"); spec->vision && pp != snap.json_files.end()) {
-    auto j = util::parse_json(pp->second, at + "preprocessor_config.json");
-    if (!j) return tl::unexpected(j.error());
-    auto applied = model_detail::apply_preprocessor_config(*j, at + "preprocessor_config.json", *spec);
-    if (!applied) return tl::unexpected(applied.error());
-  }
-  if (auto vp = snap.json_files.find("video_preprocessor_config.json"); spec->vision && vp != snap.json_files.end()) {
-    auto j = util::parse_json(vp->second, at + "video_preprocessor_config.json");
-    if (!j) return tl::unexpected(j.error());
-    auto applied = model_detail::apply_video_preprocessor_config(*j, at + "video_preprocessor_config.json", *spec);
-    if (!applied) return tl::unexpected(applied.error());
+  for (const auto& [name, apply] : model_detail::processor_configs()) {
+    if (auto pp = snap.json_files.find(name); spec->vision && pp != snap.json_files.end()) {
+      auto j = util::parse_json(pp->second, at + name);
+      if (!j) return tl::unexpected(j.error());
+      auto applied = apply(*j, at + name, *spec);
+      if (!applied) return tl::unexpected(applied.error());
+    }
   }
   if (snap.shards.empty()) {
     std::string kind = has_suffix_file(snap.files, ".gguf") ? "GGUF" : has_suffix_file(snap.files, ".bin") ? ".bin" : "no weight";

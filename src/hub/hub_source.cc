@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "headroom/hub.h"
+#include "model/model_internal.h"
 
 namespace headroom::hub {
 
@@ -15,8 +16,8 @@ std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 // Whether an entry lists a file headroom reads now but an older headroom did not fetch
 // (preprocessor_config.json and video_preprocessor_config.json size a vision model's dummy input).
 bool lacks_files_read_now(const HubSnapshot& snap) {
-  for (const char* later : {"preprocessor_config.json", "video_preprocessor_config.json"})
-    if (std::find(snap.files.begin(), snap.files.end(), later) != snap.files.end() && !snap.json_files.count(later))
+  for (const auto& later : model_detail::processor_configs())
+    if (std::find(snap.files.begin(), snap.files.end(), later.name) != snap.files.end() && !snap.json_files.count(later.name))
       return true;
   return false;
 }

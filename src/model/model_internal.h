@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "headroom/model.h"
 #include "model/config_reader.h"
@@ -58,6 +59,15 @@ Result<bool> apply_preprocessor_config(const nlohmann::json& preprocessor_config
 // tower or the file has no such key.
 Result<bool> apply_video_preprocessor_config(const nlohmann::json& video_preprocessor_config, const std::string& origin,
                                              ModelSpec& spec);
+
+// The processor files a vision model's dummy input is sized from, with the function that applies
+// each, in the order a folder and a Hub snapshot read them.
+using ProcessorConfigApplier = Result<bool> (*)(const nlohmann::json&, const std::string&, ModelSpec&);
+struct ProcessorConfigFile {
+  std::string name;
+  ProcessorConfigApplier apply;
+};
+const std::vector<ProcessorConfigFile>& processor_configs();
 
 // The catalogue line for an id (case-insensitive), or nullptr.
 const nlohmann::json* find_catalog_line(std::string_view id);

@@ -84,17 +84,13 @@ Result<ModelSpec> load_folder(const fs::path& dir, std::string_view ref, ModelSo
       spec->quantization = model_detail::read_modelopt_quant_config(*j);
     }
   }
-  if (fs::path pp = dir / "preprocessor_config.json"; spec->vision && fs::exists(pp, ec)) {
-    auto j = util::read_json_file(pp.string());
-    if (!j) return tl::unexpected(j.error());
-    auto applied = model_detail::apply_preprocessor_config(*j, pp.string(), *spec);
-    if (!applied) return tl::unexpected(applied.error());
-  }
-  if (fs::path vp = dir / "video_preprocessor_config.json"; spec->vision && fs::exists(vp, ec)) {
-    auto j = util::read_json_file(vp.string());
-    if (!j) return tl::unexpected(j.error());
-    auto applied = model_detail::apply_video_preprocessor_config(*j, vp.string(), *spec);
-    if (!applied) return tl::unexpected(applied.error());
+  for (const auto& [name, apply] : model_detail::processor_configs()) {
+    if (fs::path pp = dir / name; spec->vision && fs::exists(pp, ec)) {
+      auto j = util::read_json_file(pp.string());
+      if (!j) return tl::unexpected(j.error());
+      auto applied = apply(*j, pp.string(), *spec);
+      if (!applied) return tl::unexpected(applied.error());
+    }
   }
   auto weights = read_safetensors_dir(dir.string());
   if (!weights) return tl::unexpected(weights.error());

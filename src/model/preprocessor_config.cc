@@ -17,12 +17,13 @@ constexpr std::int64_t k_max_pixels = (std::int64_t{1} << 31) - 1;
 constexpr std::int64_t k_max_tiles = 1024;
 constexpr std::int64_t k_max_token_limit = std::int64_t{1} << 24;
 
-Result<std::optional<std::int64_t>> bounded(const ConfigReader& r, const std::string& key, std::int64_t limit) {
+Result<std::optional<std::int64_t>> bounded(const ConfigReader& r, const std::string& key, std::int64_t limit,
+                                            const std::string& fix = "fix or remove preprocessor_config.json, or pass the "
+                                                                     "size with --mm-processor-kwargs") {
   HR_TRY(v, r.get_int(key));
   if (v && (*v < 1 || *v > limit))
     return make_error(ErrorCode::parse_error,
-                      r.display(key) + " is " + std::to_string(*v) + ", outside 1.." + std::to_string(limit) +
-                          ": fix or remove preprocessor_config.json, or pass the size with --mm-processor-kwargs",
+                      r.display(key) + " is " + std::to_string(*v) + ", outside 1.." + std::to_string(limit) + ": " + fix,
                       r.where(key));
   return v;
 }
@@ -83,15 +84,16 @@ Result<bool> apply_video_preprocessor_config(const nlohmann::json& j, const std:
   const ConfigReader r(j, origin);
   auto size = r.child("size");
   if (!size) return false;
-  HR_TRY(longest, size->get_int("longest_edge"));
+  HR_TRY(longest, bounded(*size, "longest_edge", k_max_pixels, "fix or remove video_preprocessor_config.json"));
   if (!longest) return false;
-  if (*longest < 1 || *longest > k_max_pixels)
-    return make_error(ErrorCode::parse_error,
-                      size->display("longest_edge") + " is " + std::to_string(*longest) + ", outside 1.." +
-                          std::to_string(k_max_pixels) + ": fix or remove video_preprocessor_config.json",
-                      size->where("longest_edge"));
   spec.vision->video_max_pixels = *longest;
   return true;
+}
+
+const std::vector<ProcessorConfigFile>& processor_configs() {
+  static const std::vector<ProcessorConfigFile> k = {{"preprocessor_config.json", apply_preprocessor_config},
+                                                     {"video_preprocessor_config.json", apply_video_preprocessor_config}};
+  return k;
 }
 
 }  // namespace headroom::model_detail
