@@ -26,6 +26,10 @@ struct GpuSpec {
   bool fp8_supported = false;
   bool nvlink = false;  // GPUs of this model are linked by NVLink (SXM boards): custom all-reduce works
   bool unified_memory = false;  // CPU and GPU share one memory (GB10, Jetson, Strix Halo): the total includes the OS's
+  // NVML answers nvmlDeviceGetMemoryInfo with NVMLError_NotSupported (GB10: nvidia-smi's memory
+  // figures read N/A), so vLLM's NVML platform cannot tell the device's memory (see
+  // engine::vllm_device_memory_gib).
+  bool nvml_memory_unsupported = false;
   std::vector<std::string> aliases;
   std::vector<std::string> nvml_names;
 

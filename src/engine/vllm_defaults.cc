@@ -11,9 +11,13 @@ double default_gpu_memory_utilization(const VllmVersion& version) {
   return version >= VllmVersion{0, 21} ? 0.92 : 0.90;
 }
 
+double vllm_device_memory_gib(const GpuSpec& gpu) {
+  return gpu.nvml_memory_unsupported ? 0.0 : gpu.total_gib();
+}
+
 bool is_big_gpu(const VllmVersion& version, const GpuSpec& gpu) {
   std::string name = util::to_lower(gpu.name + " " + gpu.key);
-  if (version >= VllmVersion{0, 9}) return gpu.total_gib() >= 70.0 && name.find("a100") == std::string::npos;
+  if (version >= VllmVersion{0, 9}) return vllm_device_memory_gib(gpu) >= 70.0 && name.find("a100") == std::string::npos;
   return name.find("h100") != std::string::npos || name.find("h200") != std::string::npos;
 }
 
@@ -37,7 +41,7 @@ BatchLimits resolve_batch_limits(const VllmVersion& version, const GpuSpec& gpu,
       // v0.8.0-v0.8.2: 1024 sequences everywhere; tokens by name (H100/H200) and context.
       default_seqs = 1024;
       default_tokens = big ? (server ? 8192 : 16384) : (server ? 2048 : 8192);
-    } else if (version >= VllmVersion{0, 28} && gpu.total_gib() >= 160.0) {
+    } else if (version >= VllmVersion{0, 28} && vllm_device_memory_gib(gpu) >= 160.0) {
       // ≥ 160 GiB devices (B200/B300/GB200/GB300, MI300X...): 16384 tokens for the API server too,
       // with no A100 exclusion (arg_utils.py get_batch_defaults, #51726, v0.28.0).
       default_seqs = 1024;

@@ -26,6 +26,13 @@ struct BatchLimits {
 BatchLimits resolve_batch_limits(const VllmVersion& version, const GpuSpec& gpu, const VllmFlags& flags,
                                  std::int64_t max_model_len, bool chunked_prefill);
 
+// The device memory get_batch_defaults compares (engine/arg_utils.py): NvmlCudaPlatform's
+// get_device_total_memory asks NVML, and where NVML cannot report memory (GB10's unified memory:
+// NVMLError_NotSupported) the `except Exception: device_memory = 0` there makes the device a small
+// one, whatever its 119.7 GiB. On Jetson, which has no NVML, vLLM takes torch's total instead
+// (NonNvmlCudaPlatform), as on ROCm.
+double vllm_device_memory_gib(const GpuSpec& gpu);
+
 // Whether the GPU counts as a big device for the batch defaults: ≥ 70 GiB and not an A100
 // (#17885, v0.9); before that H100/H200 by name.
 bool is_big_gpu(const VllmVersion& version, const GpuSpec& gpu);

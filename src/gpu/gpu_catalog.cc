@@ -192,6 +192,7 @@ Result<ParsedRow> parse_row(const json& row, const std::string& where) {
   s.fp8_supported = r.boolean("fp8_supported", false);
   s.nvlink = r.boolean("nvlink", false);
   s.unified_memory = r.string("memory_type", false).find("unified") != std::string::npos;
+  s.nvml_memory_unsupported = r.boolean("nvml_memory_unsupported", false);
   auto smi_mib = r.number("memory_total_mib_nvidia_smi");
   auto torch_gib = r.number("memory_total_gib_torch");
   if (r.error) return tl::unexpected(*r.error);

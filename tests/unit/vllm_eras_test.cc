@@ -76,6 +76,29 @@ TEST(VllmEras, BigMemoryTierFromV028) {
   EXPECT_EQ(h100.max_num_batched_tokens, 8192);
 }
 
+// arg_utils.py get_batch_defaults asks NvmlCudaPlatform.get_device_total_memory, which calls
+// nvmlDeviceGetMemoryInfo; on GB10's unified memory NVML answers NotSupported, the bare `except`
+// sets device_memory = 0, and the 119.7 GiB device takes the small-GPU defaults: 256 sequences and
+// 2048 batched tokens for the API server (the NGC v0.13 log of calibration row
+// wild-gb10-gptoss20b-abliterated-gmu025-v0130nv prints "max_num_batched_tokens=2048" with no such
+// flag given). Not the ≥ 160 GiB tier of v0.28 either.
+TEST(VllmEras, Gb10TakesTheSmallGpuDefaultsBecauseNvmlCannotReportItsMemory) {
+  VllmFlags f;
+  const GpuSpec gb10 = gpu("GB10");
+  ASSERT_TRUE(gb10.nvml_memory_unsupported);
+  ASSERT_GT(gb10.total_gib(), 70.0);
+  EXPECT_FALSE(engine::is_big_gpu(VllmVersion{0, 13}, gb10));
+  for (const auto& v : {VllmVersion{0, 13}, VllmVersion{0, 28}}) {
+    auto limits = engine::resolve_batch_limits(v, gb10, f, 8192, true);
+    EXPECT_EQ(limits.max_num_seqs, 256) << v.to_string();
+    EXPECT_EQ(limits.max_num_batched_tokens, 2048) << v.to_string();
+  }
+  // A GPU of the same size whose NVML reports its memory is a big one.
+  GpuSpec reported = gb10;
+  reported.nvml_memory_unsupported = false;
+  EXPECT_EQ(engine::resolve_batch_limits(VllmVersion{0, 13}, reported, f, 8192, true).max_num_seqs, 1024);
+}
+
 // config/vllm.py _set_cudagraph_sizes (#49390, v0.28): SM100-family GPUs capture up to 1024:
 // [1, 2, 4] + 8..248 step 8 + 256..1024 step 16 = 3 + 31 + 49 = 83 sizes, against 51 on Hopper.
 TEST(VllmEras, BlackwellCapturesUpTo1024FromV028) {
