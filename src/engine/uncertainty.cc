@@ -42,6 +42,48 @@ void nvswitch_allowance(const VllmVersion& version, int tp, KvUncertainty& u, do
   }
 }
 
+// The vision encoder's profile pass: what is not sized, and what is estimated, about it.
+void encoder_allowance(bool dynamic_resolution_vision, const ModelUncertainty& model, KvUncertainty& u, double& spread,
+                       double& below, double& above) {
+  if (dynamic_resolution_vision) {
+    // The encoder can only add memory, so this widens the low side. Where its dummy batch is
+    // sized (encoder_profile.cc), the allowance is the largest KV shortfall left on the calibration
+    // rows of such towers with the pass and the encoder cache modelled: 0.63 GiB (Qwen3.5-9B, L40S,
+    // v0.18; dots.ocr's L4 run 0.26 GiB since its plugin is modelled, the four Qwen3-VL runs within
+    // 0.21 GiB since the M-RoPE cache is, Kimi-VL 0.17), rounded up. Where it is not sized,
+    // the pass may be as large as the largest one headroom models for the catalogue's towers at
+    // vLLM's defaults (Gemma 3's 32 dummy images, 2.81 GiB), rounded up.
+    const bool modelled = model.encoder_pass_modelled;
+    const double allowance = static_cast<double>(from_gib(modelled ? 0.7 : 3.0));
+    if (modelled)
+      u.reasons.push_back("the vision encoder takes images of any size: its profile pass on vLLM's dummy batch is "
+                          "modelled, and the runs measured with it modelled had up to 0.63 GiB less KV cache");
+    else if (!model.unsized_tower.empty())
+      u.reasons.push_back("headroom leaves the largest input of " + model.unsized_tower + "'s processor unsized, so the "
+                          "activation estimate leaves out the vision encoder's profile pass on vLLM's dummy batch (up to 3 GiB "
+                          "less KV cache)");
+    else
+      u.reasons.push_back("the vision encoder takes images of any size: the activation estimate leaves out its profile "
+                          "pass on the largest dummy image (up to 3 GiB less KV cache)");
+    below += allowance;
+  }
+  if (model.encoder_pass_estimate > 0) {
+    // The encoder's peak is derived from the tower's widths on vLLM's dummy batch (encoder_profile.cc);
+    // kernels' workspaces and the allocator's rounding are not in it, so the range allows half of
+    // it either way.
+    u.reasons.push_back("the vision encoder's profile pass (" + gib(model.encoder_pass_estimate) +
+                        " on vLLM's dummy batch) is estimated from the tower's widths");
+    // For a tower of any image size the allowance above already covers the low side.
+    if (dynamic_resolution_vision) above += 0.5 * static_cast<double>(model.encoder_pass_estimate);
+    else spread += 0.5 * static_cast<double>(model.encoder_pass_estimate);
+  }
+  if (model.encoder_other_reading > 0) {
+    // The encoder can only take more in the other reading (Gemma 4's position one-hot).
+    u.reasons.push_back(model.encoder_other_reading_why);
+    below += static_cast<double>(model.encoder_other_reading);
+  }
+}
+
 }  // namespace
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tp,
@@ -89,43 +131,19 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
                         "whose buffers are not modelled (the one run measured had 1.0 GiB less KV cache)");
     below += static_cast<double>(from_gib(1.1));
   }
-  if (dynamic_resolution_vision) {
-    // The encoder can only add memory, so this widens the low side. Where its dummy batch is
-    // sized (encoder_profile.cc), the allowance is the largest KV shortfall left on the calibration
-    // rows of such towers with the pass and the encoder cache modelled: 0.63 GiB (Qwen3.5-9B, L40S,
-    // v0.18; dots.ocr's L4 run 0.26 GiB since its plugin is modelled, the four Qwen3-VL runs within
-    // 0.21 GiB since the M-RoPE cache is, Kimi-VL 0.17), rounded up. Where it is not sized,
-    // the pass may be as large as the largest one headroom models for the catalogue's towers at
-    // vLLM's defaults (Gemma 3's 32 dummy images, 2.81 GiB), rounded up.
-    const bool modelled = model.encoder_pass_modelled;
-    const double allowance = static_cast<double>(from_gib(modelled ? 0.7 : 3.0));
-    if (modelled)
-      u.reasons.push_back("the vision encoder takes images of any size: its profile pass on vLLM's dummy batch is "
-                          "modelled, and the runs measured with it modelled had up to 0.63 GiB less KV cache");
-    else if (!model.unsized_tower.empty())
-      u.reasons.push_back("headroom leaves the largest input of " + model.unsized_tower + "'s processor unsized, so the "
-                          "activation estimate leaves out the vision encoder's profile pass on vLLM's dummy batch (up to 3 GiB "
-                          "less KV cache)");
-    else
-      u.reasons.push_back("the vision encoder takes images of any size: the activation estimate leaves out its profile "
-                          "pass on the largest dummy image (up to 3 GiB less KV cache)");
-    below += allowance;
+  if (gpu.unified_memory) {
+    // vLLM sizes the KV cache from cudaMemGetInfo's free memory (the non-torch increase is what
+    // left "free" beyond torch's allocations). On a memory the CPU shares, whatever the host takes
+    // while vLLM profiles (page cache of the checkpoint and of torch.compile's cache, Inductor's
+    // compile workers, other processes) leaves "free" too and counts against the KV cache. Not
+    // modelled: the one such calibration run (GB10, NGC v0.13, gpt-oss-20b) spent 1.28 GiB more
+    // besides its weights than the activation and non-torch estimates, rounded up.
+    u.reasons.push_back(gpu.name + " shares its memory with the CPU: what the host allocates while vLLM profiles (page "
+                        "cache, torch.compile's workers, other processes) counts as non-torch memory; not modelled (the "
+                        "one run measured took 1.3 GiB more than the estimate)");
+    below += static_cast<double>(from_gib(1.3));
   }
-  if (model.encoder_pass_estimate > 0) {
-    // The encoder's peak is derived from the tower's widths on vLLM's dummy batch (encoder_profile.cc);
-    // kernels' workspaces and the allocator's rounding are not in it, so the range allows half of
-    // it either way.
-    u.reasons.push_back("the vision encoder's profile pass (" + gib(model.encoder_pass_estimate) +
-                        " on vLLM's dummy batch) is estimated from the tower's widths");
-    // For a tower of any image size the allowance above already covers the low side.
-    if (dynamic_resolution_vision) above += 0.5 * static_cast<double>(model.encoder_pass_estimate);
-    else spread += 0.5 * static_cast<double>(model.encoder_pass_estimate);
-  }
-  if (model.encoder_other_reading > 0) {
-    // The encoder can only take more in the other reading (Gemma 4's position one-hot).
-    u.reasons.push_back(model.encoder_other_reading_why);
-    below += static_cast<double>(model.encoder_other_reading);
-  }
+  encoder_allowance(dynamic_resolution_vision, model, u, spread, below, above);
   if (model.guessed_quantization_extra > 0) {
     const std::string what = model.unknown_ignore_entries > 0
                                  ? std::to_string(model.unknown_ignore_entries) + " entries of the " + model.guessed_method +

@@ -71,6 +71,30 @@ TEST(KvUncertainty, TensorParallelAcrossNodesWidensOnlyTheLowSide) {
   EXPECT_NE(u->reasons[1].find("spans nodes"), std::string::npos);
 }
 
+// A GPU that shares its memory with the CPU (GB10) lowers the low end by 1.3 GiB for what the host
+// takes while vLLM profiles (the one such calibration run's 1.28 GiB beyond the estimates, rounded
+// up), besides the allowances of an architecture the calibration does not measure (Blackwell):
+// 30 % of the 2 GiB activation, 50 % of the 0.25 GiB non-torch (under the 0.1 GiB floor's 0.125)
+// and 50 % of the 1 GiB of graphs, which are in this budget.
+TEST(KvUncertainty, UnifiedMemoryWidensOnlyTheLowSide) {
+  auto gb10 = GpuCatalog::builtin().find("GB10");
+  ASSERT_TRUE(gb10.has_value());
+  ASSERT_TRUE(gb10->unified_memory);
+  auto u = engine::kv_uncertainty(*gb10, VllmVersion{0, 19, 0}, 1, terms(40), 100000, true);
+  ASSERT_TRUE(u.has_value());
+  const double arch = 0.3 * 2.0 + 0.125 + 0.5 * 1.0;
+  EXPECT_NEAR(to_gib(u->kv_cache_high), 40 + arch + k_base, 1e-6);
+  EXPECT_NEAR(to_gib(u->kv_cache_low), 40 - 1.3 - arch - k_base, 1e-6);
+  ASSERT_EQ(u->reasons.size(), 2u);
+  EXPECT_NE(u->reasons[1].find("shares its memory with the CPU"), std::string::npos);
+  // The same terms on a discrete Blackwell card: only the architecture's allowance.
+  auto rtx = GpuCatalog::builtin().find("RTX 5090");
+  ASSERT_TRUE(rtx.has_value());
+  auto d = engine::kv_uncertainty(*rtx, VllmVersion{0, 19, 0}, 1, terms(40), 100000, true);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NEAR(to_gib(d->kv_cache_low), 40 - arch - k_base, 1e-6);
+}
+
 // Tensor parallelism over NVSwitch: with NCCL's NVLS buffers and FlashInfer's fusion workspace
 // derived, what the group adds is the median of 4 runs that span 0.12 GiB (calibration_constants.h),
 // allowed either side. Before v0.17 at TP > 2 the two TP 8 runs left 1.2 GiB unexplained (low side
