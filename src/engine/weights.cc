@@ -285,6 +285,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   std::vector<double> stage_layer_bytes(static_cast<std::size_t>(pp), 0.0);
   double embedding_rank_bytes = 0;
 
+  const bool skip_lora = model.architecture == "Phi4MMForCausalLM";
   PrefixMemo prefixes;
   for (const auto& t : inventory.tensors) {
     std::string_view name = t.name;
@@ -297,6 +298,10 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // Qwen2_5OmniThinkerForConditionalGeneration), whose loader skips the talker's and the
     // speech decoder's weights.
     if (name.starts_with("talker.") || name.starts_with("code2wav.") || name.starts_with("token2wav.")) continue;
+    // Phi-4-multimodal's release checkpoint carries its vision and speech LoRA adapters beside each
+    // base layer; phi4mm.py loads with AutoWeightsLoader(skip_substrs=["lora"]) (the adapters are
+    // served through --enable-lora), so they take no memory at load.
+    if (skip_lora && contains(name, "lora")) continue;
     // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
     // model classes leave their towers unbuilt and skip their weights (#22299).
     if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;

@@ -340,6 +340,36 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
   EXPECT_EQ(engine::stage_weights(*m, headers, plan).front().bytes, engine::stage_weights(*m, thinker_only, plan).front().bytes);
 }
 
+// Phi-4-multimodal's release checkpoint keeps its vision and speech LoRA adapters beside each base
+// layer (model.layers.N.<proj>.base_layer.weight, .lora_A.vision.weight, .lora_B.speech.weight, ...);
+// vLLM's phi4mm.py loads with AutoWeightsLoader(self, skip_substrs=["lora"]), so the adapters'
+// tensors take nothing at load and the base layers count as they are.
+TEST(VisionWeights, Phi4MultimodalSkipsItsLoraAdapters) {
+  auto m = parse_model_config_text(R"({"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm",
+    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
+    "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    "tie_word_embeddings": true})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  WeightsInventory with_adapters, base_only;
+  with_adapters.exact = base_only.exact = true;
+  const TensorInfo base{"model.layers.0.self_attn.qkv_proj.base_layer.weight", "BF16", {5120, 3072}, 2LL * 5120 * 3072};
+  with_adapters.tensors.push_back(base);
+  base_only.tensors.push_back(base);
+  for (const char* name : {"model.layers.0.self_attn.qkv_proj.lora_A.vision.weight", "model.layers.0.self_attn.qkv_proj.lora_B.vision.weight",
+                           "model.layers.0.self_attn.qkv_proj.lora_A.speech.weight"})
+    with_adapters.tensors.push_back(TensorInfo{name, "BF16", {320, 3072}, 2LL * 320 * 3072});
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  plan.gpu_architecture = "Hopper";
+  const auto kept = engine::stage_weights(*m, with_adapters, plan).front().bytes;
+  EXPECT_EQ(kept, engine::stage_weights(*m, base_only, plan).front().bytes);
+  // Another architecture with tensors of those names loads them: 3 × 320 × 3,072 bf16 more.
+  ModelSpec other = *m;
+  other.architecture = "Phi3ForCausalLM";
+  EXPECT_EQ(engine::stage_weights(other, with_adapters, plan).front().bytes - kept, 3LL * 2 * 320 * 3072);
+}
+
 // Qwen2.5-Omni-7B's thinker_config (audio and text as its release writes them). Its audio encoder,
 // from transformers' module tree of Qwen2_5OmniAudioEncoder: conv1 128 -> 1,280 and conv2 1,280 ->
 // 1,280, kernel 3 with biases (492,800 and 4,916,480); the begin/end embedding 2 x 3,584; 32 layers
