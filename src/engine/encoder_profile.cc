@@ -25,7 +25,7 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (m.vision && m.architecture == "DeepseekOCRForCausalLM") return Family::deepseek_ocr;  // its config gives no widths
@@ -37,6 +37,7 @@ Family family_of(const ModelSpec& m) {
       has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || has(a, "PaddleOCRVL") || vt.starts_with("qwen") || vt == "dots_vit")
     return Family::qwen_dynamic;
   if (has(a, "Phi3VForCausalLM")) return Family::phi3v_crops;
+  if (a == "Phi4MMForCausalLM") return Family::phi4mm_crops;
   if (has(a, "Mllama") || vt == "mllama_vision_model") return Family::mllama_v0;
   if (has(a, "LlavaNextVideo")) return Family::llava_next_video;
   if (has(a, "LlavaNext") || has(a, "LlavaOnevision")) return Family::llava_anyres;
@@ -46,7 +47,7 @@ Family family_of(const ModelSpec& m) {
   if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return Family::minicpmv_slices;
   // Gemma 3 pools its SigLIP patches to 256 tokens (gemma3_mm.py); PaliGemma hands every patch on
   // (paligemma.py: the SigLIP encoder info's (image_size / patch)² tokens). Other SigLIP towers
-  // (MiniMax-VL-01's, Phi-4-multimodal's, ...) are not sized.
+  // (MiniMax-VL-01's, ...) are not sized.
   if (has(a, "Gemma3ForConditionalGeneration")) return Family::siglip_fixed;
   if (has(a, "PaliGemma")) return Family::clip_fixed;
   // Pixtral-12B in transformers' layout is a LlavaForConditionalGeneration over a pixtral tower.
@@ -341,6 +342,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::internvl_tiles ? internvl_item(model, flags)
          : family == Family::llava_anyres   ? llava_anyres_item(model)
          : family == Family::phi3v_crops    ? phi3v_item(model, flags)
+         : family == Family::phi4mm_crops   ? phi4mm_item(model, flags)
          : family == Family::moonvit        ? moonvit_item(model)
          : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
          : family == Family::aya_tiles      ? aya_item(model, flags)
@@ -390,14 +392,24 @@ EncoderProfile mllama_v0_profile(const ModelSpec& model, const VllmFlags& flags,
   return p;
 }
 
+// Whether headroom sizes the family's dummy batch on this version: not the unsized towers, not
+// Llama 3.2 Vision (V0's own pass), GLM-4.xV only within its releases (glm4v_vision.cc), and
+// Phi-4-multimodal from v0.9 (before it the first phi4mm.py hard-coded 16 crops and picked image
+// or audio by their token counts, and the release where the processor-based file replaced it is
+// not pinned down).
+bool family_sized(Family family, const VllmVersion& version) {
+  if (family == Family::unsized || family == Family::mllama_v0) return false;
+  if (family == Family::glm4v) return glm4v_sized(version);
+  if (family == Family::phi4mm_crops) return !(version < VllmVersion{0, 9});
+  return true;
+}
+
 }  // namespace
 
 std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
                                            const VllmVersion& version) {
   const Family family = family_of(model);
-  if (family == Family::none || family == Family::unsized || family == Family::mllama_v0 ||
-      (family == Family::glm4v && !glm4v_sized(version)))
-    return std::nullopt;
+  if (family == Family::none || !family_sized(family, version)) return std::nullopt;
   EncoderItem item = sized_item(model, family, flags, settings, version);
   if (item.patches <= 0 || item.tokens <= 0 || mm_limit(flags, item.modality) == 0) return std::nullopt;
   return item;
@@ -418,7 +430,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (family == Family::mllama_v0 && !version.is_v1_engine()) return mllama_v0_profile(model, flags, settings, dtype_bytes);
   if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
-  if (family == Family::unsized || family == Family::mllama_v0 || (family == Family::glm4v && !glm4v_sized(version))) {
+  if (!family_sized(family, version)) {
     EncoderProfile none = skipped("the largest input of " + model.architecture + "'s processor is not modelled");
     none.family_unsized = true;
     return none;

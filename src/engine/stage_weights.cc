@@ -127,6 +127,11 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
   w.source = !model.weights ? "from the architecture" : gguf ? "exact (GGUF header)" : "exact (safetensors headers)";
   const bool measured = options.measured && options.measured->weights;
   if (measured) w.source = options.measured->source;
+  // Phi-4-multimodal's Conformer speech encoder (phi4mm_audio.py) is not laid out from its config.
+  if (!model.weights && !measured && model.audio && model.audio->model_type == "phi4mm_conformer" && !w.plan.skip_mm_towers)
+    w.notes.push_back("the weights derived from the config leave out Phi-4-multimodal's speech encoder (a " +
+                      std::to_string(model.audio->layers) + "-block Conformer): the checkpoint's safetensors headers "
+                      "(a local folder or the Hub) count it exactly");
   for (std::size_t st = 0; st < stages.size() && static_cast<int>(st) < s.pipeline_parallel_size; ++st) {
     RankWeights r;
     r.layout = stages[st];

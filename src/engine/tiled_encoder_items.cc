@@ -152,6 +152,33 @@ EncoderItem phi3v_item(const ModelSpec& m, const VllmFlags& flags) {
   return item;
 }
 
+// Phi-4-multimodal (phi4mm.py): get_image_size_with_most_features is one crop wide and dynamic_hd
+// crops tall (the processor's dynamic_hd: 36 in the release's preprocessor_config.json,
+// --mm-processor-kwargs dynamic_hd overrides it). _find_target_aspect_ratio keeps that 1 × dynamic_hd
+// grid, and SigLIP encodes the grid's crops and the global image, (image_size / patch)² patches
+// each, attending within a crop. _compute_num_image_tokens after the 2 × 2 average pool: the
+// global image's c² tokens and c newlines, a separator, and the grid's c² tokens per crop with c
+// newlines per crop row, where c = image_size / patch / 2 (10,065 tokens at 36 crops of 448).
+EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags) {
+  EncoderItem item;
+  const auto& v = *m.vision;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  std::int64_t crops = v.max_tiles > 0 ? v.max_tiles : 36;
+  std::string source = v.max_tiles > 0 ? v.processor_source + " dynamic_hd" : "the release's dynamic_hd (36)";
+  if (auto kw = mm_processor_kwarg(flags, "dynamic_hd"); kw && *kw >= 1 && *kw <= 1024) {
+    crops = *kw;
+    source = "--mm-processor-kwargs dynamic_hd";
+  }
+  const std::int64_t side = v.image_size / v.patch_size, c = side / 2;
+  item.modality = "image";
+  item.tokens = (crops + 1) * c * c + 1 + (crops + 1) * c;
+  item.attention_span = side * side;
+  item.patches = (crops + 1) * item.attention_span;
+  item.source = std::to_string(v.image_size) + "x" + std::to_string(v.image_size * crops) + " pixels, " +
+                std::to_string(crops) + " crops of " + std::to_string(v.image_size) + " and the global image (" + source + ")";
+  return item;
+}
+
 // Llama 4 (mllama4.py): get_image_size_with_most_features is one tile wide and max_patches tiles
 // tall (16 in Llama4ImageProcessorFast), which the processor cuts into that many 336-pixel tiles
 // plus one global tile. Each tile is (image_size / patch)² patches and a class token in the

@@ -179,6 +179,35 @@ Result<std::optional<VisionConfig>> read_phi3v_vision(const ConfigReader& top) {
   return std::optional<VisionConfig>(v);
 }
 
+// Phi-4-multimodal (Phi4MMForCausalLM, the release's own config) writes no vision_config: phi4mm.py
+// builds its image encoder from fixed settings (VISION_ENCODER_TO_PROCESSING_CONFIG and
+// get_navit_vision_model: SigLIP-so400m-patch14-448, hidden 1152, MLP 4304, 16 heads, 27 layers of
+// which layer_idx -2 keeps 26), its crops the size of embd_layer.image_embd_layer.crop_size (448).
+Result<bool> is_phi4mm(const ConfigReader& top) {
+  HR_TRY(archs, top.get_string_list("architectures"));
+  return archs && std::find(archs->begin(), archs->end(), "Phi4MMForCausalLM") != archs->end();
+}
+
+Result<std::optional<VisionConfig>> read_phi4mm_vision(const ConfigReader& top) {
+  HR_TRY(phi4mm, is_phi4mm(top));
+  if (!phi4mm) return std::optional<VisionConfig>{};
+  VisionConfig v;
+  v.model_type = "phi4mm_siglip";
+  v.hidden_size = 1152;
+  v.intermediate_size = 4304;
+  v.num_heads = 16;
+  v.depth = 26;
+  v.patch_size = 14;
+  v.image_size = 448;
+  if (auto embd = top.child("embd_layer")) {
+    if (auto image = embd->child("image_embd_layer")) {
+      HR_TRY(crop, get_number_in(*image, "crop_size", 14.0, 4096.0));
+      if (crop) v.image_size = static_cast<int>(*crop);
+    }
+  }
+  return std::optional<VisionConfig>(v);
+}
+
 // Qwen2-VL's first releases wrote a compact vision_config (hidden_size, in_chans,
 // spatial_patch_size); transformers' Qwen2VLVisionConfig fills the rest with its defaults
 // (configuration_qwen2_vl.py: depth 32, embed_dim 1280, hidden_size 3584, mlp_ratio 4, num_heads 16,
@@ -224,7 +253,11 @@ Result<bool> read_mllama_tiling(const ConfigReader& vc, VisionConfig& v) {
 
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
-  if (!vc) return read_phi3v_vision(top);
+  if (!vc) {
+    HR_TRY(phi3v, read_phi3v_vision(top));
+    if (phi3v) return phi3v;
+    return read_phi4mm_vision(top);
+  }
   HR_TRY(qwen2_vl, is_qwen2_vl(top, *vc));
   VisionConfig v;
   // Kimi-K2.5 writes its MoonViT sizes with a vt_ prefix.
@@ -561,10 +594,33 @@ nlohmann::json hoist_thinker_config(const nlohmann::json& config) {
   return out;
 }
 
+// Phi-4-multimodal's speech encoder (phi4mm_audio.py AudioEmbedding over a ConformerEncoder) from
+// its config's audio_processor.config: attention_dim, attention_heads, num_blocks, linear_units.
+// Read so that the audio modality is known (its limit keeps the model multimodal); its weights come
+// from the checkpoint's headers, as no catalogue line synthesises them.
+Result<std::optional<AudioConfig>> read_phi4mm_audio(const ConfigReader& top) {
+  HR_TRY(phi4mm, is_phi4mm(top));
+  auto ap = top.child("audio_processor");
+  if (!phi4mm || !ap) return std::optional<AudioConfig>{};
+  AudioConfig a;
+  a.model_type = "phi4mm_conformer";
+  if (auto c = ap->child("config")) {
+    HR_TRY(dim, get_number_in(*c, "attention_dim", 1.0, 65536.0));
+    HR_TRY(heads, get_number_in(*c, "attention_heads", 1.0, 1024.0));
+    HR_TRY(blocks, get_number_in(*c, "num_blocks", 1.0, 1024.0));
+    HR_TRY(units, get_number_in(*c, "linear_units", 1.0, 1 << 20));
+    a.d_model = static_cast<int>(dim.value_or(0.0));
+    a.heads = static_cast<int>(heads.value_or(0.0));
+    a.layers = static_cast<int>(blocks.value_or(0.0));
+    a.ffn = static_cast<int>(units.value_or(0.0));
+  }
+  return std::optional<AudioConfig>(a);
+}
+
 // audio_config: sizes of the audio encoder, each bounded like the language model's.
 Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
   auto ac = top.child("audio_config");
-  if (!ac) return std::optional<AudioConfig>{};
+  if (!ac) return read_phi4mm_audio(top);
   AudioConfig a;
   HR_TRY(type, ac->get_string("model_type"));
   a.model_type = type.value_or("");

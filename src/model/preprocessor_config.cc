@@ -69,10 +69,14 @@ Result<bool> apply_preprocessor_config(const nlohmann::json& j, const std::strin
   // (processing_phi3_v.py; the releases write 16 for Phi-3-vision, 4 for Phi-3.5-vision).
   HR_TRY(crops, bounded(r, "num_crops", k_max_tiles));
   if (crops) v.max_tiles = static_cast<int>(*crops);
+  // Phi-4-multimodal: dynamic_hd is the most 448-pixel crops the HD transform makes of one image
+  // (phi4mm.py get_dynamic_hd reads image_processor.dynamic_hd; the release writes 36).
+  HR_TRY(dynamic_hd, bounded(r, "dynamic_hd", k_max_tiles));
+  if (dynamic_hd) v.max_tiles = static_cast<int>(*dynamic_hd);
   // Kimi-VL's MoonViT: in_token_limit caps the patches of one image (kimi_vl.py get_num_image_tokens).
   HR_TRY(limit, bounded(r, "in_token_limit", k_max_token_limit));
   if (limit) v.in_token_limit = *limit;
-  const bool read = v.max_pixels > 0 || v.min_pixels > 0 || tiles || crops || limit;
+  const bool read = v.max_pixels > 0 || v.min_pixels > 0 || tiles || crops || dynamic_hd || limit;
   if (read) v.processor_source = origin;
   return read;
 }

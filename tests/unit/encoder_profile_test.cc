@@ -1,8 +1,12 @@
 // The multimodal encoder's profile pass (src/engine/encoder_profile.cc): the dummy batch vLLM
 // builds and when it builds none.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "engine/encoder_profile.h"
+#include "headroom/gpu.h"
+#include "headroom/vllm_engine.h"
 #include "unit/engine_test_support.h"
 #include "unit/vision_configs.h"
 
@@ -298,6 +302,56 @@ TEST(EncoderProfile, PaddleOcrVlEncodesOneImageAtATime) {
   EXPECT_EQ(four.items, 4);
   EXPECT_EQ(four.encoder_peak, two.encoder_peak);
   EXPECT_EQ(four.units_per_forward, 1);
+}
+
+// Phi-4-multimodal (phi4mm.py; its config has no vision_config: the SigLIP-so400m settings are
+// fixed in the model file, the crops the size of embd_layer.image_embd_layer.crop_size). The dummy
+// image is 448 wide and dynamic_hd (36 in the release's preprocessor_config.json) crops tall: SigLIP
+// encodes 36 + 1 crops of 32² = 1,024 patches (37,888), and _compute_num_image_tokens gives
+// 37 × 16² + 1 + 37 × 16 = 10,065 embeddings: one image, the budget raised to it at 8,192 tokens.
+// dynamic_hd 16 (vLLM's examples pass it in mm_processor_kwargs): 17 crops, 4,625 embeddings.
+// Before v0.9 the first phi4mm.py hard-coded 16 crops and chose image or audio by their tokens:
+// not sized. Images limited to 0 leave the speech encoder (its audio_processor is read), so the
+// model is not text-only until audio is limited to 0 too.
+TEST(EncoderProfile, Phi4MultimodalProfilesThirtySevenCropsOfOneImage) {
+  auto m = parse_model_config_text(R"({"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm",
+    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
+    "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    "tie_word_embeddings": true,
+    "embd_layer": {"embedding_cls": "image_audio", "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image"},
+      "audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1}},
+    "audio_processor": {"name": "cascades", "config": {"attention_dim": 1024, "attention_heads": 16, "num_blocks": 24,
+      "linear_units": 1536, "input_size": 80}}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision && m->audio);
+  EXPECT_EQ(m->vision->depth, 26);
+  EXPECT_EQ(m->audio->layers, 24);
+  auto p = engine::encoder_profile(*m, {}, settings(8192), {0, 10, 1}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "image");
+  EXPECT_EQ(p.item.patches, 37888);
+  EXPECT_EQ(p.item.attention_span, 1024);
+  EXPECT_EQ(p.item.tokens, 10065);
+  EXPECT_EQ(p.items, 1);
+  EXPECT_GT(p.encoder_peak, 0);
+  VllmFlags sixteen;
+  sixteen.mm_processor_kwargs = R"({"dynamic_hd": 16})";
+  auto q = engine::encoder_profile(*m, sixteen, settings(8192), {0, 10, 1}, 2.0, {});
+  EXPECT_EQ(q.item.patches, 17408);
+  EXPECT_EQ(q.item.tokens, 4625);
+  EXPECT_TRUE(engine::encoder_profile(*m, {}, settings(8192), {0, 8, 5}, 2.0, {}).family_unsized);
+  VllmFlags no_images;
+  no_images.limit_mm_per_prompt = {{"image", 0}};
+  EXPECT_FALSE(engine::text_only_mode(*m, no_images));
+  no_images.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_TRUE(engine::text_only_mode(*m, no_images));
+  // Weights derived from this config say what they leave out: the speech encoder.
+  GpuSetup g;
+  g.gpu = *GpuCatalog::builtin().find("RTX 4090");
+  auto pred = predict(*m, g, {}, VllmVersion{0, 10, 1});
+  ASSERT_TRUE(pred) << pred.error().message;
+  EXPECT_TRUE(std::any_of(pred->notes.begin(), pred->notes.end(),
+                          [](const std::string& n) { return n.find("speech encoder") != std::string::npos; }));
 }
 
 // DeepSeek-OCR (deepseek_ocr.py, fixed processor settings): the 1280² dummy is 2 x 2 tiles of 640²

@@ -239,6 +239,25 @@ TEST(ModelLoader, PreprocessorConfigGivesPhi3VisionItsCrops) {
   EXPECT_NE(huge.error().message.find("num_crops is 100000, outside 1.."), std::string::npos) << huge.error().to_string();
 }
 
+// Phi-4-multimodal's preprocessor_config.json writes dynamic_hd (the most 448-pixel crops of one
+// image, 36 in the release); a smaller one is read, a hostile one refused with file and key.
+TEST(ModelLoader, PreprocessorConfigGivesPhi4MultimodalItsCrops) {
+  TempDir dir;
+  write_bytes(dir.path() / "config.json", R"({"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm",
+    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
+    "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"})");
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"dynamic_hd": 16, "image_processor_type": "Phi4MMImageProcessor"})");
+  auto m = load_model(dir.path().string());
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->max_tiles, 16);
+  EXPECT_EQ(m->vision->image_size, 448);
+  write_bytes(dir.path() / "preprocessor_config.json", R"({"dynamic_hd": 5000000})");
+  auto huge = load_model(dir.path().string());
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("dynamic_hd is 5000000, outside 1.."), std::string::npos) << huge.error().to_string();
+}
+
 // A text model ignores a stray preprocessor_config.json.
 TEST(ModelLoader, TextModelIgnoresAPreprocessorConfig) {
   TempDir dir;
