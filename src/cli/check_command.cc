@@ -23,6 +23,18 @@ tl::expected<CheckedPrediction, CheckFailure> predict_checked(const Args& vllm_a
   if (auto ok = validate_flags(cmd->flags); !ok) return fail(ok.error(), k_exit_usage);
   auto version = resolve_version(inputs.target);
   if (!version) return fail(version.error(), k_exit_usage);
+  if (auto installed = installed_vllm(inputs.target, !print)) {
+    version = installed->version;
+    const auto path = engine::sampler_path_from_install(*installed);
+    if (path && !cmd->flags.use_flashinfer_sampler) {
+      // Without VLLM_USE_FLASHINFER_SAMPLER this version samples with FlashInfer's kernels exactly
+      // when FlashInfer is installed: what is installed settles it.
+      cmd->flags.use_flashinfer_sampler = *path;
+      if (print)
+        std::fprintf(stderr, "headroom: note: FlashInfer is %s beside it: the sampler takes %s\n",
+                     *path ? "installed" : "not installed", *path ? "FlashInfer's top-k/top-p kernels" : "PyTorch's sort path");
+    }
+  }
 
   inputs.hub.revision = cmd->revision;
   if (!print) inputs.hub.quiet = true;

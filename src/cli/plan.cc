@@ -214,6 +214,7 @@ int run_plan(const Args& args) {
   if (auto rc = check_plan_options(o)) return *rc;
   auto version = resolve_version(o.target);
   if (!version) return print_error(version.error()), k_exit_usage;
+  if (auto installed = installed_vllm(o.target, o.hub.quiet)) version = installed->version;
   auto model = load_model_with_hub(o.model_ref, o.hub);
   if (!model) return print_error(model.error()), exit_code_for(model.error());
   std::vector<std::string> warnings;

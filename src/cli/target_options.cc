@@ -1,6 +1,7 @@
 #include "cli/target_options.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "cli/cli_common.h"
 #include "headroom/api_request.h"
@@ -112,5 +113,14 @@ std::vector<RunRecord> read_history_or_warn(const std::string& db, bool no_histo
 }
 
 Result<VllmVersion> resolve_version(const TargetOptions& o) { return resolve_vllm_version(to_request(o)); }
+
+std::optional<engine::InstalledVllm> installed_vllm(const TargetOptions& o, bool quiet) {
+  if (!o.vllm_version.empty()) return std::nullopt;
+  auto found = engine::find_installed_vllm(engine::python_site_dirs());
+  if (found && !quiet)
+    std::fprintf(stderr, "headroom: note: modelling vLLM %s, installed in %s (--vllm-version V models another)\n",
+                 found->version_text.c_str(), found->site.string().c_str());
+  return found;
+}
 
 }  // namespace headroom::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "engine/installed_vllm.h"
 #include "headroom/error.h"
 #include "headroom/history.h"
 #include "headroom/vllm_engine.h"
@@ -60,6 +61,11 @@ Result<void> apply_gpu_count(TargetOptions& options);
 Result<GpuSetup> resolve_gpu_setup(const TargetOptions& options, int needed, std::vector<std::string>& warnings);
 
 Result<VllmVersion> resolve_version(const TargetOptions& options);
+
+// Without --vllm-version: the vLLM installed in this machine's Python environment, whose version
+// is then modelled (a note on stderr says so unless `quiet`); nullopt with --vllm-version or when
+// none is installed (then the newest modelled version stands).
+std::optional<engine::InstalledVllm> installed_vllm(const TargetOptions& options, bool quiet);
 
 // The run history for check and plan: the records at --db / $HEADROOM_DB / the default location,
 // none with --no-history. A missing database is not an error and is not created; an unreadable one
