@@ -14,6 +14,7 @@ headroom's Hub cache under $XDG_CACHE_HOME/headroom/hub. See docs/python.md.
 """
 from __future__ import annotations
 
+import importlib.metadata as _metadata
 import json
 import math
 import os
@@ -116,6 +117,35 @@ def _target(gpu: Optional[str], gpus: Optional[int], nodes: Optional[int], gpu_m
     return target
 
 
+def _installed(package: str) -> Optional[str]:
+    try:
+        return _metadata.version(package)
+    except _metadata.PackageNotFoundError:
+        return None
+
+
+def _installed_vllm(vllm_version: Optional[str], env: Dict[str, str]) -> Optional[str]:
+    """Without ``vllm_version``: the vLLM installed in this interpreter's environment (what
+    ``import vllm`` loads), as ``headroom check`` takes the one in site-packages; on v0.8 to v0.11.0
+    whether FlashInfer is installed beside it decides the sampler's path, which ``env`` then
+    states (unless it sets VLLM_USE_FLASHINFER_SAMPLER). HEADROOM_PYTHON_SITE in the environment
+    turns this off, as it redirects the CLI's search."""
+    if vllm_version is not None or "HEADROOM_PYTHON_SITE" in os.environ:
+        return vllm_version
+    installed = _installed("vllm")
+    if installed is None:
+        return None
+    numbers = []
+    for part in installed.split("+")[0].split(".")[:3]:
+        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
+        numbers.append(int(digits) if digits else 0)
+    release = tuple(numbers + [0] * (3 - len(numbers)))
+    if (0, 8, 0) <= release < (0, 11, 1) and "VLLM_USE_FLASHINFER_SAMPLER" not in env:
+        flashinfer = _installed("flashinfer-python") or _installed("flashinfer")
+        env["VLLM_USE_FLASHINFER_SAMPLER"] = "1" if flashinfer else "0"
+    return installed
+
+
 def _hub_args(offline: Optional[bool], hub_timeout: Optional[float], hub_connect_timeout: Optional[float]) -> tuple:
     for key, value in (("hub_timeout", hub_timeout), ("hub_connect_timeout", hub_connect_timeout)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
@@ -146,14 +176,18 @@ def check(model: Any, gpu: Optional[str] = None, gpus: Optional[int] = None, *, 
     the built-in catalogue. gpu: a catalogue name ("H100", "A100-40GB", "2xA100"); None probes this
     host's GPUs. gpus: how many (default: what the arguments use). entrypoint: "llm" (vllm.LLM,
     the default) or "serve" (vllm serve's batch defaults). env: VLLM_* variables of the run.
+    vllm_version: the version modelled; by default the vLLM installed beside headroom (else the
+    newest modelled).
 
     Returns a Prediction whose to_dict() equals ``headroom check ... --format json``. Raises
     TypeError for a keyword vLLM does not take, InvalidArgument for bad values, UnknownModel,
     UnknownGpu, HubError.
     """
     request: Dict[str, Any] = {"model": _model_ref(model), "flags": _engine_flags(engine_args, "check")}
+    env_vars = dict(env or {})
+    vllm_version = _installed_vllm(vllm_version, env_vars)
     request.update(_target(gpu, gpus, nodes, gpu_memory_gib, used_gib, free_gib, vllm_version))
-    env_list = [f"{k}={v}" for k, v in (env or {}).items()]
+    env_list = [f"{k}={v}" for k, v in env_vars.items()]
     offline_, timeout, connect = _hub_args(offline, hub_timeout, hub_connect_timeout)
     if not isinstance(entrypoint, str):
         raise InvalidArgument(f"expected 'llm' or 'serve', got {entrypoint!r}", "entrypoint", "invalid_argument")
@@ -181,7 +215,7 @@ def plan(model: Any, gpu: Optional[str] = None, gpus: Optional[int] = None, *, c
         if isinstance(margin_gib, bool) or not isinstance(margin_gib, (int, float)) or not math.isfinite(margin_gib):
             raise InvalidArgument(f"expected a number of GiB, got {margin_gib!r}", "margin_gib", "invalid_argument")
         request["margin_gib"] = float(margin_gib)
-    request.update(_target(gpu, gpus, nodes, gpu_memory_gib, used_gib, free_gib, vllm_version))
+    request.update(_target(gpu, gpus, nodes, gpu_memory_gib, used_gib, free_gib, _installed_vllm(vllm_version, {})))
     offline_, timeout, connect = _hub_args(offline, hub_timeout, hub_connect_timeout)
     try:
         body = json.dumps(request, allow_nan=False)

@@ -24,6 +24,8 @@ os.environ.update({
     "HEADROOM_NVIDIA_SMI": "/nonexistent/nvidia-smi",
     "NO_COLOR": "1",
 })
+# Tests name the versions they model: neither the CLI nor the package looks for an installed vLLM.
+os.environ["HEADROOM_PYTHON_SITE"] = ""
 os.environ.pop("HF_TOKEN", None)
 os.environ.pop("HF_ENDPOINT", None)
 

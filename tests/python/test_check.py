@@ -88,3 +88,32 @@ def test_to_dict_equals_the_cli_with_engine_args(kwargs, flags):
     cli = cli_json_many([("check", m, "--gpu", "A100", "--gpus", "2", *flags) for m in ids])
     for model, want in zip(ids, cli):
         assert same_as_cli(lambda: headroom.check(model, gpu="A100", gpus=2, entrypoint="serve", **kwargs), want), model
+
+
+def _installed_packages(monkeypatch, packages):
+    """Makes headroom see ``packages`` ({name: version}) as this environment's installed ones."""
+    def version(name):
+        if name in packages:
+            return packages[name]
+        raise headroom._metadata.PackageNotFoundError(name)
+    monkeypatch.delenv("HEADROOM_PYTHON_SITE", raising=False)
+    monkeypatch.setattr(headroom._metadata, "version", version)
+
+
+def test_the_installed_vllm_is_modelled_without_a_version(monkeypatch):
+    # A 152k vocabulary: the sampler's path sets the activation peak at 256 sequences.
+    QWEN = "Qwen/Qwen2.5-7B-Instruct"
+    _installed_packages(monkeypatch, {"vllm": "0.10.1.1"})
+    pip = headroom.check(QWEN, gpu="A100-80GB", max_model_len=4096, entrypoint="serve")
+    assert pip.vllm_version == "0.10.1.1"
+    # No FlashInfer beside v0.10: the sort path, which the range no longer leaves open.
+    reasons = " ".join((pip.kv_cache_range or {}).get("reasons", []))
+    assert "FlashInfer's top-k/top-p kernels only when FlashInfer is installed" not in reasons
+    _installed_packages(monkeypatch, {"vllm": "0.10.1.1", "flashinfer-python": "0.2.8"})
+    docker = headroom.check(QWEN, gpu="A100-80GB", max_model_len=4096, entrypoint="serve")
+    assert docker.kv_cache_tokens > pip.kv_cache_tokens
+    # A version given wins; so does a VLLM_USE_FLASHINFER_SAMPLER given.
+    assert headroom.check(QWEN, gpu="A100-80GB", max_model_len=4096, entrypoint="serve", vllm_version="0.19.0").vllm_version == "0.19.0"
+    stated = headroom.check(QWEN, gpu="A100-80GB", max_model_len=4096, entrypoint="serve", env={"VLLM_USE_FLASHINFER_SAMPLER": "0"})
+    assert stated.kv_cache_tokens == pip.kv_cache_tokens
+    assert headroom.plan(QWEN, gpu="A100-80GB", context=4096).to_dict()["vllm_version"] == "0.10.1.1"
