@@ -133,6 +133,7 @@ struct VisionConfig {
   double pixel_shuffle_ratio = 0;    // InternVL / Llama 4 / Aya Vision: 1 / the pixel shuffle's factor per side
   int pooling_kernel_size = 0;       // Gemma 4 (pooling_kernel_size), LLaVA-NeXT-Video (spatial_pool_stride): patches pooled per side into one token
   int soft_tokens_per_image = 0;     // Gemma 4: default_output_length / vision_soft_tokens_per_image
+  int visual_vocab_size = 0;         // Ovis2.5: visual_vocab_size (its visual head's width and the VTE's rows)
   // The processor's largest input (preprocessor_config.json, else the config): Qwen-VL-style
   // max_pixels / min_pixels (0 when not stated) and frames per video item.
   std::int64_t max_pixels = 0;

@@ -292,13 +292,13 @@ void glm4v_tied_reading(EncoderProfile& p, const ModelSpec& model, const VllmFla
 }
 
 // Towers that take video as well as images: the Qwen-VL family, Gemma 4, LLaVA-OneVision,
-// LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits) and MiniCPM-V
-// from 2.6 (minicpmv.py).
+// LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits), Ovis2.5
+// (ovis2_5.py: one video per prompt) and MiniCPM-V from 2.6 (minicpmv.py).
 bool takes_video(const ModelSpec& model) {
   const Family f = family_of(model);
   return (f == Family::qwen_dynamic && !has(model.architecture, "PaddleOCRVL")) || f == Family::gemma4 ||
          has(model.architecture, "LlavaOnevision") ||
-         has(model.architecture, "LlavaNextVideo") || f == Family::glm4v ||
+         has(model.architecture, "LlavaNextVideo") || f == Family::glm4v || model.architecture == "Ovis2_5" ||
          (f == Family::minicpmv_slices && minicpmv_takes_video(*model.vision));
 }
 

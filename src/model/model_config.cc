@@ -251,8 +251,30 @@ Result<bool> read_mllama_tiling(const ConfigReader& vc, VisionConfig& v) {
   return true;
 }
 
+// Ovis2.5 (Ovis2_5, ovis2_5.py): its SigLIP2-NaViT tower is vit_config, which merges
+// hidden_stride² patches into one visual token, and visual_vocab_size beside it sizes the visual
+// head (hidden × hidden_stride² → visual_vocab_size − 4 indicators) and the visual embedding table.
+Result<bool> is_ovis2_5(const ConfigReader& top) {
+  HR_TRY(archs, top.get_string_list("architectures"));
+  return archs && std::find(archs->begin(), archs->end(), "Ovis2_5") != archs->end();
+}
+
+Result<bool> read_ovis_fields(const ConfigReader& top, const ConfigReader& vc, VisionConfig& v) {
+  HR_TRY(ovis, is_ovis2_5(top));
+  if (!ovis) return false;
+  HR_TRY(stride, get_number_in(vc, "hidden_stride", 1.0, 64.0));
+  HR_TRY(vocab, get_number_in(top, "visual_vocab_size", 5.0, 1 << 22));
+  if (v.spatial_merge_size == 0) v.spatial_merge_size = static_cast<int>(stride.value_or(2.0));
+  v.visual_vocab_size = static_cast<int>(vocab.value_or(65536.0));
+  return true;
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
+  if (!vc) {
+    HR_TRY(ovis, is_ovis2_5(top));
+    if (ovis) vc = top.child("vit_config");
+  }
   if (!vc) {
     HR_TRY(phi3v, read_phi3v_vision(top));
     if (phi3v) return phi3v;
@@ -337,7 +359,8 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   HR_TRY(mllama, read_mllama_tiling(*vc, v));
   HR_TRY(aya, read_aya_projector(top, v));
   HR_TRY(minicpmv, read_minicpmv_slices(top, v));
-  (void)anyres, (void)mllama, (void)aya, (void)minicpmv;
+  HR_TRY(ovis, read_ovis_fields(top, *vc, v));
+  (void)anyres, (void)mllama, (void)aya, (void)minicpmv, (void)ovis;
   return std::optional<VisionConfig>(v);
 }
 

@@ -406,13 +406,14 @@ void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
 
 // The vision towers vLLM builds, by family (model_executor/models/*.py): each family's block
 // layout, gated or plain MLP, and the projector into the language model.
-enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya, minicpmv, idefics3, paddleocr };
+enum class VisionFamily { generic, qwen2_vl, qwen2_5_vl, qwen3_vl, dots, moonvit, pixtral, llama4, gemma3, clip, internvl, phi3v, mllama, glm4v, aya, minicpmv, idefics3, paddleocr, ovis };
 
 VisionFamily vision_family(const ModelSpec& m) {
   const std::string& vt = m.vision->model_type;
   const std::string& a = m.architecture;
   auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
   if (has(a, "Phi3VForCausalLM")) return VisionFamily::phi3v;
+  if (a == "Ovis2_5") return VisionFamily::ovis;
   if (has(a, "Mllama") || vt == "mllama_vision_model") return VisionFamily::mllama;
   if (a.starts_with("Glm4v") || vt.starts_with("glm4v")) return VisionFamily::glm4v;
   if (has(a, "Qwen2VL") || vt == "qwen2_vl") return VisionFamily::qwen2_vl;
@@ -677,6 +678,26 @@ void add_siglip_vision(Builder& b, const ModelSpec& m, VisionFamily family) {
   }
 }
 
+// Ovis2.5 (ovis2_5.py, siglip2navit.py): the SigLIP2-NaViT tower (the patch embedding a linear
+// map of 3 × patch² pixels, the image_size / patch per side learned position table, plain biased
+// blocks, post-LayerNorm), the visual tokenizer's head (a bias-free linear from hidden ×
+// hidden_stride² to visual_vocab_size − 4, then a LayerNorm of that width) and the visual
+// embedding table (visual_vocab_size × the language model's hidden size).
+void add_ovis_vision(Builder& b, const ModelSpec& m) {
+  [[maybe_unused]] const auto& v = *m.vision;
+  [[maybe_unused]] const auto [h, I, patch, H, merge, merged, out] = vision_dims(m);
+  const std::string p = "visual_tokenizer.vit.vision_model.";
+  linear_bias(b, p + "embeddings.patch_embedding", h, 3 * patch * patch);
+  if (v.image_size > 0) b.dense(p + "embeddings.position_embedding.weight", {(v.image_size / patch) * (v.image_size / patch), h});
+  for (int i = 0; i < v.depth; ++i)
+    plain_block(b, p + "encoder.layers." + std::to_string(i) + ".", {"self_attn", "out_proj", "layer_norm1", "layer_norm2"}, h, I);
+  layer_norm(b, p + "post_layernorm", h);
+  const std::int64_t vocab = v.visual_vocab_size > 4 ? v.visual_vocab_size : 65536, stride = v.spatial_merge_size > 0 ? v.spatial_merge_size : 2;
+  b.dense("visual_tokenizer.head.0.weight", {vocab - 4, h * stride * stride});
+  layer_norm(b, "visual_tokenizer.head.1", vocab - 4);
+  b.dense("vte.weight", {vocab, H});
+}
+
 // mllama.py MllamaVisionModel: a bias-free linear patch embedding, the class token, the gated
 // position table with its per-aspect-ratio tile table (aspect ratio ids x tiles x (patches + 1) x
 // width), gated pre- and post-tile tables, LayerNorms before and after, the local encoder and
@@ -880,6 +901,7 @@ void add_vision(Builder& b, const ModelSpec& m) {
     case VisionFamily::generic: return add_siglip_vision(b, m, family);
     case VisionFamily::mllama: return add_mllama_vision(b, m);
     case VisionFamily::glm4v: return add_glm4v_vision(b, m);
+    case VisionFamily::ovis: return add_ovis_vision(b, m);
   }
 }
 

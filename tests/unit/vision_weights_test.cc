@@ -457,6 +457,47 @@ TEST(VisionWeights, Idefics3ConnectorProjectsThePixelShuffledWidth) {
   EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
 }
 
+// Ovis2.5-9B (the release's config: vit_config beside llm_config, visual_vocab_size 65,536).
+// ovis2_5.py and siglip2navit.py build: the NaViT tower, a linear patch embedding 768 -> 1152
+// with bias (885,888), the 32 x 32 position table (1,179,648), 27 blocks of q/k/v/out 1152² and
+// fc1/fc2 1152 <-> 4304 with biases and two LayerNorms (15,239,504 each), the post-LayerNorm
+// (2,304): 413,534,448; the visual head, bias-free 4608 -> 65,532 and a LayerNorm of 65,532
+// (302,102,520); the VTE, 65,536 x 4096 (268,435,456). 984,072,424 parameters besides Qwen3-8B.
+TEST(VisionWeights, Ovis25CountsItsNaVitHeadAndVisualEmbeddings) {
+  const char* config = R"({"architectures": ["Ovis2_5"], "model_type": "ovis2_5", "hidden_size": 4096,
+    "visual_vocab_size": 65536,
+    "llm_config": {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096,
+      "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "head_dim": 128, "max_position_embeddings": 40960, "vocab_size": 151936, "torch_dtype": "bfloat16",
+      "tie_word_embeddings": false},
+    "vit_config": {"model_type": "siglip2_navit", "hidden_size": 1152, "intermediate_size": 4304,
+      "num_hidden_layers": 27, "num_attention_heads": 16, "patch_size": 16, "image_size": 512,
+      "hidden_stride": 2, "temporal_patch_size": 1, "num_patches": -1}})";
+  auto m = parse_model_config_text(config, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->vision->spatial_merge_size, 2);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "visual_tokenizer.vit."), 413534448);
+  EXPECT_EQ(params_with_prefix(inv, "visual_tokenizer.head."), 302102520);
+  EXPECT_EQ(params_with_prefix(inv, "vte."), 268435456);
+  EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
+  // Text-only mode leaves all three out (vLLM builds no visual tokenizer then).
+  engine::WeightPlan plan, text_only;
+  plan.dtype = text_only.dtype = "bfloat16";
+  plan.gpu_architecture = text_only.gpu_architecture = "Hopper";
+  text_only.skip_mm_towers = true;
+  EXPECT_EQ(engine::stage_weights(*m, inv, plan).front().bytes - engine::stage_weights(*m, inv, text_only).front().bytes,
+            2LL * 984072424);
+  // A hostile visual vocabulary is refused with its key.
+  std::string hostile = config;
+  hostile.replace(hostile.find("\"visual_vocab_size\": 65536"), std::string("\"visual_vocab_size\": 65536").size(),
+                  "\"visual_vocab_size\": 900000000");
+  auto refused = parse_model_config_text(hostile, "config.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("visual_vocab_size"), std::string::npos) << refused.error().message;
+}
+
 // PaddleOCR-VL (paddleocr_vl.py Projector, mlp_AR): a LayerNorm over 1152 (2,304), the 2 x 2 merge
 // to 4608, linear_1 4608 -> 4608 with bias (21,238,272) and linear_2 4608 -> 1024 with bias
 // (4,719,616): 25,960,192 parameters, where a 1152 -> 1024 matrix stood before.
