@@ -6,6 +6,7 @@
 #include "cli/cli_common.h"
 #include "headroom/api_request.h"
 #include "headroom/gpu_setup.h"
+#include "util/terminal_text.h"
 
 namespace headroom::cli {
 
@@ -119,7 +120,7 @@ std::optional<engine::InstalledVllm> installed_vllm(const TargetOptions& o, bool
   auto found = engine::find_installed_vllm(engine::python_site_dirs());
   if (found && !quiet)
     std::fprintf(stderr, "headroom: note: modelling vLLM %s, installed in %s (--vllm-version V models another)\n",
-                 found->version_text.c_str(), found->site.string().c_str());
+                 util::terminal_safe(found->version_text).c_str(), util::terminal_safe(found->site.string()).c_str());
   return found;
 }
 
