@@ -66,7 +66,9 @@ Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
   // Llama 3.2 Vision's position and tile tables are plain nn.Embedding (mllama.py): whole on every
   // rank, rows not padded.
   if (contains(name, "positional_embedding.")) return Shard::replicated;
-  if (contains(name, "embed_tokens") || contains(name, "word_embeddings") || ends_with_any(mod, {"wte", "tok_embeddings", "embedding"}) ||
+  // Phi-4-multimodal's towers live under embed_tokens_extend: they are not the vocabulary table.
+  const bool vocab_table = contains(name, "embed_tokens") && !contains(name, "embed_tokens_extend");
+  if (vocab_table || contains(name, "word_embeddings") || ends_with_any(mod, {"wte", "tok_embeddings", "embedding"}) ||
       contains(mod, "lm_head") || mod.ends_with("output") || contains(name, "embed_out"))
     return Shard::vocab;
   const bool row_module =
@@ -118,6 +120,18 @@ std::optional<int> layer_index(std::string_view name, PrefixMemo* memo = nullptr
   }
   if (vision) return std::nullopt;
   return number->layer;
+}
+
+// phi4mm.py builds 26 of its SigLIP tower's 27 layers (layer_idx −2) and no post-LayerNorm
+// (require_post_norm=False); the tower's load_weights skips the checkpoint's others ("omit layers
+// when num_hidden_layers_override is set", and post_layernorm when it is None).
+bool phi4mm_unbuilt(std::string_view name, const ModelSpec& model) {
+  const auto at = name.find("img_processor.");
+  if (at == std::string_view::npos || !model.vision) return false;
+  const std::string_view rest = name.substr(at + std::string_view("img_processor.").size());
+  if (rest.starts_with("post_layernorm.")) return true;
+  const auto number = find_layer_number(rest);
+  return rest.starts_with("encoder.layers.") && number && number->layer >= model.vision->depth;
 }
 
 bool is_float_dtype(const std::string& dtype) {
@@ -302,7 +316,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // Phi-4-multimodal's release checkpoint carries its vision and speech LoRA adapters beside each
     // base layer; phi4mm.py loads with AutoWeightsLoader(skip_substrs=["lora"]) (the adapters are
     // served through --enable-lora), so they take no memory at load.
-    if (skip_lora && contains(name, "lora")) continue;
+    if (skip_lora && (contains(name, "lora") || phi4mm_unbuilt(name, model))) continue;
     // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
     // model classes leave their towers unbuilt and skip their weights (#22299).
     if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;

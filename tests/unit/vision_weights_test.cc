@@ -364,6 +364,17 @@ TEST(VisionWeights, Phi4MultimodalSkipsItsLoraAdapters) {
   plan.gpu_architecture = "Hopper";
   const auto kept = engine::stage_weights(*m, with_adapters, plan).front().bytes;
   EXPECT_EQ(kept, engine::stage_weights(*m, base_only, plan).front().bytes);
+  // The tower's 27th layer and post-LayerNorm, which phi4mm.py does not build, are not loaded; its
+  // other layers count as they are (under embed_tokens_extend, but not a vocabulary table whose
+  // rows pad to 64: fc1's 4,304 rows stay 4,304).
+  WeightsInventory unbuilt = base_only;
+  for (const char* name : {"model.embed_tokens_extend.image_embed.img_processor.encoder.layers.26.mlp.fc1.weight",
+                           "model.embed_tokens_extend.image_embed.img_processor.post_layernorm.weight"})
+    unbuilt.tensors.push_back(TensorInfo{name, "BF16", {4304, 1152}, 2LL * 4304 * 1152});
+  EXPECT_EQ(engine::stage_weights(*m, unbuilt, plan).front().bytes, kept);
+  unbuilt.tensors.push_back(
+      TensorInfo{"model.embed_tokens_extend.image_embed.img_processor.encoder.layers.25.mlp.fc1.weight", "BF16", {4304, 1152}, 2LL * 4304 * 1152});
+  EXPECT_EQ(engine::stage_weights(*m, unbuilt, plan).front().bytes - kept, 2LL * 4304 * 1152);
   // Another architecture with tensors of those names loads them: 3 × 320 × 3,072 bf16 more.
   ModelSpec other = *m;
   other.architecture = "Phi3ForCausalLM";
