@@ -18,6 +18,7 @@ import importlib.metadata as _metadata
 import json
 import math
 import os
+import re
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -137,8 +138,8 @@ def _installed_vllm(vllm_version: Optional[str], env: Dict[str, str]) -> Optiona
         return None
     numbers = []
     for part in installed.split("+")[0].split(".")[:3]:
-        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
-        numbers.append(int(digits) if digits else 0)
+        digits = re.match(r"\d+", part)  # "0rc1" is 0: the release it precedes
+        numbers.append(int(digits.group()) if digits else 0)
     release = tuple(numbers + [0] * (3 - len(numbers)))
     if (0, 8, 0) <= release < (0, 11, 1) and "VLLM_USE_FLASHINFER_SAMPLER" not in env:
         flashinfer = _installed("flashinfer-python") or _installed("flashinfer")

@@ -117,3 +117,8 @@ def test_the_installed_vllm_is_modelled_without_a_version(monkeypatch):
     stated = headroom.check(QWEN, gpu="A100-80GB", max_model_len=4096, entrypoint="serve", env={"VLLM_USE_FLASHINFER_SAMPLER": "0"})
     assert stated.kv_cache_tokens == pip.kv_cache_tokens
     assert headroom.plan(QWEN, gpu="A100-80GB", context=4096).to_dict()["vllm_version"] == "0.10.1.1"
+    # A release candidate of v0.11.0 is v0.11.0's: FlashInfer's presence still decides its sampler.
+    _installed_packages(monkeypatch, {"vllm": "0.11.0rc1"})
+    rc = headroom.check(QWEN, gpu="A100-80GB", max_model_len=4096, entrypoint="serve")
+    reasons = " ".join((rc.kv_cache_range or {}).get("reasons", []))
+    assert "FlashInfer" not in reasons or "settles it" not in reasons
