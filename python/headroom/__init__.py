@@ -141,6 +141,7 @@ def _installed_vllm(vllm_version: Optional[str], env: Dict[str, str]) -> Optiona
         digits = re.match(r"\d+", part)  # "0rc1" is 0: the release it precedes
         numbers.append(int(digits.group()) if digits else 0)
     release = tuple(numbers + [0] * (3 - len(numbers)))
+    # The versions engine::sampler_path_from_install decides for the CLI (installed_vllm.cc).
     if (0, 8, 0) <= release < (0, 11, 1) and "VLLM_USE_FLASHINFER_SAMPLER" not in env:
         flashinfer = _installed("flashinfer-python") or _installed("flashinfer")
         env["VLLM_USE_FLASHINFER_SAMPLER"] = "1" if flashinfer else "0"

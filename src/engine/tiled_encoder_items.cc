@@ -12,6 +12,20 @@ namespace {
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
+// The most tiles (crops, patches) the processor cuts one image into, and where that number came
+// from: --mm-processor-kwargs `key` (vLLM builds the processor with them), else the value read
+// from the model's files (`read`, 0 when none; `read_from` says which), else the release default.
+struct TileCount {
+  std::int64_t count = 0;
+  std::string source;
+};
+TileCount tile_count(const VllmFlags& flags, const char* key, int read, std::string read_from, std::int64_t fallback,
+                     std::string fallback_source) {
+  if (auto kw = mm_processor_kwarg(flags, key); kw && *kw >= 1 && *kw <= 1024) return {*kw, std::string("--mm-processor-kwargs ") + key};
+  if (read > 0) return {read, std::move(read_from)};
+  return {fallback, std::move(fallback_source)};
+}
+
 // transformers' select_best_resolution (image_processing_utils.py), which get_anyres_image_grid_shape
 // uses: the canvas that keeps the most of the image's pixels, then the one that wastes the fewest.
 std::array<int, 2> best_canvas(std::int64_t height, std::int64_t width, const std::vector<std::array<int, 2>>& canvases) {
@@ -128,12 +142,8 @@ EncoderItem llava_anyres_item(const ModelSpec& m) {
 EncoderItem phi3v_item(const ModelSpec& m, const VllmFlags& flags) {
   EncoderItem item;
   const auto& v = *m.vision;
-  std::int64_t crops = v.max_tiles > 0 ? v.max_tiles : 16;
-  std::string source = v.max_tiles > 0 ? v.processor_source + " num_crops" : "Phi-3-vision's num_crops (16), the larger release's";
-  if (auto kw = mm_processor_kwarg(flags, "num_crops"); kw && *kw >= 1 && *kw <= 1024) {
-    crops = *kw;
-    source = "--mm-processor-kwargs num_crops";
-  }
+  const auto [crops, source] = tile_count(flags, "num_crops", v.max_tiles, v.processor_source + " num_crops", 16,
+                                          "Phi-3-vision's num_crops (16), the larger release's");
   const double ratio = 8000.0 / 50.0;
   std::int64_t scale = 1;
   while (static_cast<double>(scale) * std::ceil(static_cast<double>(scale) / ratio) <= static_cast<double>(crops)) ++scale;
@@ -163,12 +173,8 @@ EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags) {
   EncoderItem item;
   const auto& v = *m.vision;
   if (v.image_size <= 0 || v.patch_size <= 0) return item;
-  std::int64_t crops = v.max_tiles > 0 ? v.max_tiles : 36;
-  std::string source = v.max_tiles > 0 ? v.processor_source + " dynamic_hd" : "the release's dynamic_hd (36)";
-  if (auto kw = mm_processor_kwarg(flags, "dynamic_hd"); kw && *kw >= 1 && *kw <= 1024) {
-    crops = *kw;
-    source = "--mm-processor-kwargs dynamic_hd";
-  }
+  const auto [crops, source] =
+      tile_count(flags, "dynamic_hd", v.max_tiles, v.processor_source + " dynamic_hd", 36, "the release's dynamic_hd (36)");
   const std::int64_t side = v.image_size / v.patch_size, c = side / 2;
   item.modality = "image";
   item.tokens = (crops + 1) * c * c + 1 + (crops + 1) * c;
@@ -211,12 +217,9 @@ EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags) {
   const auto& v = *m.vision;
   EncoderItem item;
   if (v.image_size <= 0 || v.patch_size <= 0) return item;
-  std::int64_t blocks = v.max_tiles > 0 ? v.max_tiles : 12;  // InternVL's released configs: 12
-  std::string source = v.max_tiles > 0 ? "the config's max_dynamic_patch" : "InternVL's default max_dynamic_patch";
-  if (auto kw = mm_processor_kwarg(flags, "max_dynamic_patch"); kw && *kw >= 1 && *kw <= 1024) {
-    blocks = *kw;
-    source = "--mm-processor-kwargs max_dynamic_patch";
-  }
+  // InternVL's released configs: 12.
+  const auto [blocks, source] = tile_count(flags, "max_dynamic_patch", v.max_tiles, "the config's max_dynamic_patch", 12,
+                                           "InternVL's default max_dynamic_patch");
   const std::int64_t tiles = blocks + (v.thumbnail_tile && blocks > 1 ? 1 : 0);
   const std::int64_t side = v.image_size / v.patch_size;
   const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
@@ -242,13 +245,9 @@ EncoderItem aya_item(const ModelSpec& m, const VllmFlags& flags) {
   const auto& v = *m.vision;
   EncoderItem item;
   if (v.image_size <= 0 || v.patch_size <= 0) return item;
-  std::int64_t max_patches = v.max_tiles > 0 ? v.max_tiles : 12;  // GotOcr2ImageProcessor's and Aya's default
-  std::string source = v.max_tiles > 0 ? v.processor_source + " max_patches" : "the image processor's default max_patches";
-  // vLLM builds the image processor with --mm-processor-kwargs, so max_patches there sets its attribute.
-  if (auto kw = mm_processor_kwarg(flags, "max_patches"); kw && *kw >= 1 && *kw <= 1024) {
-    max_patches = *kw;
-    source = "--mm-processor-kwargs max_patches";
-  }
+  // GotOcr2ImageProcessor's and Aya's default: 12.
+  const auto [max_patches, source] = tile_count(flags, "max_patches", v.max_tiles, v.processor_source + " max_patches", 12,
+                                                "the image processor's default max_patches");
   const auto grid = static_cast<std::int64_t>(std::floor(std::sqrt(static_cast<double>(max_patches))));
   const std::int64_t tiles = grid * grid + (grid * grid > 1 ? 1 : 0);
   const std::int64_t side = v.image_size / v.patch_size;

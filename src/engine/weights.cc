@@ -122,16 +122,20 @@ std::optional<int> layer_index(std::string_view name, PrefixMemo* memo = nullptr
   return number->layer;
 }
 
-// phi4mm.py builds 26 of its SigLIP tower's 27 layers (layer_idx −2) and no post-LayerNorm
-// (require_post_norm=False); the tower's load_weights skips the checkpoint's others ("omit layers
-// when num_hidden_layers_override is set", and post_layernorm when it is None).
-bool phi4mm_unbuilt(std::string_view name, const ModelSpec& model) {
+// Tensors of Phi-4-multimodal's release checkpoint that phi4mm.py does not load: the vision and
+// speech LoRA adapters beside each base layer (AutoWeightsLoader(skip_substrs=["lora"]); they are
+// served through --enable-lora), and the SigLIP layers and post-LayerNorm it does not build (26 of
+// 27 layers for layer_idx −2, require_post_norm=False; the tower's load_weights "omit[s] layers
+// when num_hidden_layers_override is set" and post_layernorm when it is None).
+bool phi4mm_not_loaded(std::string_view name, const ModelSpec& model) {
+  if (contains(name, "lora")) return true;
   const auto at = name.find("img_processor.");
   if (at == std::string_view::npos || !model.vision) return false;
   const std::string_view rest = name.substr(at + std::string_view("img_processor.").size());
   if (rest.starts_with("post_layernorm.")) return true;
+  if (!rest.starts_with("encoder.layers.")) return false;
   const auto number = find_layer_number(rest);
-  return rest.starts_with("encoder.layers.") && number && number->layer >= model.vision->depth;
+  return number && number->layer >= model.vision->depth;
 }
 
 bool is_float_dtype(const std::string& dtype) {
@@ -300,7 +304,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   std::vector<double> stage_layer_bytes(static_cast<std::size_t>(pp), 0.0);
   double embedding_rank_bytes = 0;
 
-  const bool skip_lora = model.architecture == "Phi4MMForCausalLM";
+  const bool phi4mm = model.architecture == "Phi4MMForCausalLM";
   PrefixMemo prefixes;
   for (const auto& t : inventory.tensors) {
     std::string_view name = t.name;
@@ -313,10 +317,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // Qwen2_5OmniThinkerForConditionalGeneration), whose loader skips the talker's and the
     // speech decoder's weights.
     if (name.starts_with("talker.") || name.starts_with("code2wav.") || name.starts_with("token2wav.")) continue;
-    // Phi-4-multimodal's release checkpoint carries its vision and speech LoRA adapters beside each
-    // base layer; phi4mm.py loads with AutoWeightsLoader(skip_substrs=["lora"]) (the adapters are
-    // served through --enable-lora), so they take no memory at load.
-    if (skip_lora && (contains(name, "lora") || phi4mm_unbuilt(name, model))) continue;
+    if (phi4mm && phi4mm_not_loaded(name, model)) continue;
     // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
     // model classes leave their towers unbuilt and skip their weights (#22299).
     if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "hub/hub_errors.h"
+#include "model/model_internal.h"
 #include "hub/no_network_memo.h"
 
 namespace headroom::hub {
@@ -21,10 +22,12 @@ namespace {
 using detail::RequestContext;
 
 const std::vector<std::string>& config_files() {
-  static const std::vector<std::string> k = {"config.json",           "params.json",
-                                             "hf_quant_config.json",  "tokenizer_config.json",
-                                             "preprocessor_config.json", "video_preprocessor_config.json",
-                                             "model.safetensors.index.json"};
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> files = {"config.json", "params.json", "hf_quant_config.json", "tokenizer_config.json"};
+    for (const auto& processor : model_detail::processor_configs()) files.push_back(processor.name);
+    files.push_back("model.safetensors.index.json");
+    return files;
+  }();
   return k;
 }
 
