@@ -314,15 +314,7 @@ TEST(EncoderProfile, PaddleOcrVlEncodesOneImageAtATime) {
 // not sized. Images limited to 0 leave the speech encoder (its audio_processor is read), so the
 // model is not text-only until audio is limited to 0 too.
 TEST(EncoderProfile, Phi4MultimodalProfilesThirtySevenCropsOfOneImage) {
-  auto m = parse_model_config_text(R"({"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm",
-    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
-    "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
-    "tie_word_embeddings": true,
-    "embd_layer": {"embedding_cls": "image_audio", "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image"},
-      "audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1}},
-    "audio_processor": {"name": "cascades", "config": {"attention_dim": 1024, "attention_heads": 16, "num_blocks": 24,
-      "linear_units": 1536, "input_size": 80}}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_phi4_multimodal, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_TRUE(m->vision && m->audio);
   EXPECT_EQ(m->vision->depth, 26);

@@ -243,9 +243,7 @@ TEST(ModelLoader, PreprocessorConfigGivesPhi3VisionItsCrops) {
 // image, 36 in the release); a smaller one is read, a hostile one refused with file and key.
 TEST(ModelLoader, PreprocessorConfigGivesPhi4MultimodalItsCrops) {
   TempDir dir;
-  write_bytes(dir.path() / "config.json", R"({"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm",
-    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
-    "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"})");
+  write_bytes(dir.path() / "config.json", test_support::k_phi4_multimodal);
   write_bytes(dir.path() / "preprocessor_config.json", R"({"dynamic_hd": 16, "image_processor_type": "Phi4MMImageProcessor"})");
   auto m = load_model(dir.path().string());
   ASSERT_TRUE(m) << m.error().to_string();

@@ -74,4 +74,15 @@ inline constexpr const char* k_deepseek_ocr = R"({"_name_or_path": "deepseek-ai/
  "q_lora_rank": null, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "rm_head": false, "topk_group": 1, "topk_method": "greedy",
  "use_mla": false, "v_head_dim": 0, "vocab_size": 129280})";
 
+// microsoft/Phi-4-multimodal-instruct: no vision_config (phi4mm.py fixes its SigLIP tower), the
+// crop size in embd_layer and the Conformer speech encoder's sizes in audio_processor.
+inline constexpr const char* k_phi4_multimodal = R"({"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm",
+    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
+    "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    "tie_word_embeddings": true,
+    "embd_layer": {"embedding_cls": "image_audio", "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image"},
+      "audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1}},
+    "audio_processor": {"name": "cascades", "config": {"attention_dim": 1024, "attention_heads": 16, "num_blocks": 24,
+      "linear_units": 1536, "input_size": 80}}})";
+
 }  // namespace headroom::test_support

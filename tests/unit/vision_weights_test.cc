@@ -345,11 +345,7 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
 // vLLM's phi4mm.py loads with AutoWeightsLoader(self, skip_substrs=["lora"]), so the adapters'
 // tensors take nothing at load and the base layers count as they are.
 TEST(VisionWeights, Phi4MultimodalSkipsItsLoraAdapters) {
-  auto m = parse_model_config_text(R"({"architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm",
-    "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
-    "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
-    "tie_word_embeddings": true})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_phi4_multimodal, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   WeightsInventory with_adapters, base_only;
   with_adapters.exact = base_only.exact = true;
