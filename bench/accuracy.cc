@@ -231,6 +231,7 @@ int main(int argc, char** argv) {
   bool list_rows = false;  // --rows: every row's KV error, range and what is still estimated
   std::vector<std::string> row_lines;
   std::vector<double> range_widths;
+  std::vector<double> stated_widths;  // the stated range's width on every row (inside the region too)
   std::vector<double> calibrated_errors;  // |KV error| % of the rows inside the calibrated region
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -255,8 +256,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<Sample>> by_quantity;
   std::vector<std::string> skipped;
   int outcome_rows = 0, outcome_right = 0, false_starts = 0;
-  int range_rows = 0, range_hits = 0;
-  std::vector<std::string> range_misses;
+  int range_rows = 0, range_hits = 0, stated_rows = 0, stated_hits = 0;
+  std::vector<std::string> range_misses, stated_misses;
   std::ofstream features;
   if (!features_path.empty()) features.open(features_path);
 
@@ -394,10 +395,22 @@ int main(int argc, char** argv) {
       if (len && static_cast<std::int64_t>(*len) != p->settings.max_model_len) conc = -1;  // different length
       if (conc >= 0) add("concurrency", conc, "observed_max_concurrency");
     }
+    // Every row: does the stated KV range (Prediction::kv_range) hold what vLLM logged?
+    if (auto okv = num(r, "observed_kv_cache_gib"); okv && *okv > 0) {
+      ++stated_rows;
+      // The range is about the stage that sets the block count (p->memory); vLLM logs rank 0's
+      // (`m`): the same range, moved by the difference of their predicted KV caches.
+      const double shift = to_gib(m.kv_cache) - to_gib(p->memory.kv_cache);
+      const double lo = to_gib(p->kv_range.kv_cache_low) + shift, hi = to_gib(p->kv_range.kv_cache_high) + shift;
+      stated_widths.push_back((hi - lo) / *okv * 100.0);
+      if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++stated_hits;
+      else if (!p->uncertainty) stated_misses.push_back(id + " (" + util::fixed(*okv, 2) + " GiB outside " + util::fixed(lo, 2) + "-" + util::fixed(hi, 2) + ")");
+    }
     // Rows outside the calibrated region: does the printed KV range hold what vLLM logged?
     if (auto okv = num(r, "observed_kv_cache_gib"); okv && p->uncertainty) {
       ++range_rows;
-      const double lo = to_gib(p->uncertainty->kv_cache_low), hi = to_gib(p->uncertainty->kv_cache_high);
+      const double shift = to_gib(m.kv_cache) - to_gib(p->memory.kv_cache);
+      const double lo = to_gib(p->uncertainty->kv_cache_low) + shift, hi = to_gib(p->uncertainty->kv_cache_high) + shift;
       if (*okv > 0) range_widths.push_back((hi - lo) / *okv * 100.0);
       if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++range_hits;
       else range_misses.push_back(id + " (" + util::fixed(*okv, 2) + " GiB outside " + util::fixed(lo, 2) + "-" + util::fixed(hi, 2) + ")");
@@ -507,13 +520,16 @@ int main(int argc, char** argv) {
                   v[i].row.c_str());
   }
   for (auto& s : by_quantity["outcome_miss"]) std::printf("outcome miss: %s\n", s.row.c_str());
-  std::printf("\nKV range printed (outside the calibrated region) on %d rows that log the KV size: holds it on %d; "
+  std::printf("\nKV range stated on all %d rows that log the KV size: holds it on %d (%.0f%%); median width %.1f%% of vLLM's value\n",
+              stated_rows, stated_hits, stated_rows > 0 ? 100.0 * stated_hits / stated_rows : 0.0, percentile(stated_widths, 0.5));
+  for (auto& m : stated_misses) std::printf("  outside (a calibrated row): %s\n", m.c_str());
+  std::printf("KV range printed (outside the calibrated region) on %d rows that log the KV size: holds it on %d; "
               "median width %.1f%% of vLLM's value\n",
               range_rows, range_hits, percentile(range_widths, 0.5));
   for (auto& m : range_misses) std::printf("  outside: %s\n", m.c_str());
   // What every printed range also allows for (engine::k_calibrated_kv_error, uncertainty.h).
-  std::printf("KV error inside the calibrated region (no range printed) on %zu rows: median %.2f%%, p90 %.2f%%; "
-              "every printed range allows %.2f%% either side for it\n",
+  std::printf("KV error inside the calibrated region on %zu rows: median %.2f%%, p90 %.2f%% (in-sample); "
+              "every stated range allows the held-out %.2f%% either side for it\n",
               calibrated_errors.size(), percentile(calibrated_errors, 0.5), percentile(calibrated_errors, 0.9),
               engine::k_calibrated_kv_error * 100.0);
   if (list_rows) {

@@ -106,13 +106,16 @@ struct TermSources {
 
 // The spread of the KV cache when the run lies outside what the calibration measured (another GPU
 // family, a newer vLLM, an unmeasured interconnect): the empirical terms' plausible error carried
-// through to tokens. Absent inside the calibrated region.
+// through to tokens, with the reasons. Inside the calibrated region the stated range
+// (Prediction::kv_range) is the calibrated error either side and has no reasons.
 struct KvUncertainty {
   Bytes kv_cache_low = 0;
   Bytes kv_cache_high = 0;
   std::int64_t kv_tokens_low = 0;
   std::int64_t kv_tokens_high = 0;
   std::vector<std::string> reasons;  // "RTX 4090 (Ada consumer) has no calibration runs ..."
+  bool calibrated = false;           // inside the calibrated region: the range is its held-out error
+  bool reserved = false;             // --kv-cache-memory-bytes: the KV cache is what the user reserved
 };
 
 struct Prediction {
@@ -129,7 +132,9 @@ struct Prediction {
   double max_concurrency = 0;
   std::int64_t largest_fitting_max_model_len = 0;  // binary-searched as vLLM's estimate does
   int gpus_used = 1;                               // tp × pp × dp
-  std::optional<KvUncertainty> uncertainty;
+  std::optional<KvUncertainty> uncertainty;  // outside the calibrated region: the range and why
+  KvUncertainty kv_range;                    // the range stated with every KV figure: `uncertainty`'s, else
+                                             // the calibrated region's error either side
   bool starts = false;
   std::optional<Failure> failure;
   std::vector<std::string> warnings;

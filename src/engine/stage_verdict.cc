@@ -138,6 +138,7 @@ Prediction verdict_and_notes(const ModelSpec& model, const GpuSetup& gpus, const
                                        (model.vision->image_size == 0 || r.profile.ranks[r.layout.binding].encoder_pass_unsized),
                                    r.profile.ranks[r.layout.binding].sampler_other_path, gpus.nodes > 1 && tp > gpus.count,
                                    model_uncertainty(model, r));
+  p.kv_range = stated_kv_range(p.uncertainty, p.memory.kv_cache, p.kv_cache_tokens, c.settings.kv_cache_memory_bytes.has_value());
   p.starts = !p.failure.has_value();
   return p;
 }

@@ -84,6 +84,23 @@ void encoder_allowance(bool dynamic_resolution_vision, const ModelUncertainty& m
   }
 }
 
+// The range from what the reasons allow: `spread` either side, `below` and `above` on one side
+// (bytes), and the calibrated error `base` (a fraction of the KV cache) either side. Tokens scale
+// with the KV memory.
+void set_range(KvUncertainty& u, Bytes kv_cache, std::int64_t kv_tokens, double spread, double below, double above,
+               double base = k_calibrated_kv_error) {
+  const double kv = static_cast<double>(kv_cache);
+  spread += base * std::abs(kv);
+  // A KV figure already below zero (the start fails) keeps its range below it; otherwise the
+  // range stops at zero.
+  u.kv_cache_low = static_cast<Bytes>(kv < 0 ? kv - spread - below : std::max(0.0, kv - spread - below));
+  u.kv_cache_high = static_cast<Bytes>(kv + spread + above);
+  if (kv > 0) {
+    u.kv_tokens_low = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_low) / kv));
+    u.kv_tokens_high = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_high) / kv));
+  }
+}
+
 }  // namespace
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tp,
@@ -170,16 +187,17 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     above += static_cast<double>(-sampler_other_path);
   }
   if (u.reasons.empty()) return std::nullopt;
-  const double kv = static_cast<double>(m.kv_cache);
-  spread += k_calibrated_kv_error * std::abs(kv);
-  // A KV figure already below zero (the start fails) keeps its range below it; otherwise the
-  // range stops at zero.
-  u.kv_cache_low = static_cast<Bytes>(kv < 0 ? kv - spread - below : std::max(0.0, kv - spread - below));
-  u.kv_cache_high = static_cast<Bytes>(kv + spread + above);
-  if (kv > 0) {
-    u.kv_tokens_low = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_low) / kv));
-    u.kv_tokens_high = static_cast<std::int64_t>(std::floor(static_cast<double>(kv_tokens) * static_cast<double>(u.kv_cache_high) / kv));
-  }
+  set_range(u, m.kv_cache, kv_tokens, spread, below, above);
+  return u;
+}
+
+KvUncertainty stated_kv_range(const std::optional<KvUncertainty>& outside, Bytes kv_cache, std::int64_t kv_tokens,
+                              bool reserved) {
+  if (outside) return *outside;
+  KvUncertainty u;
+  u.reserved = reserved;
+  u.calibrated = !reserved;
+  set_range(u, kv_cache, kv_tokens, 0, 0, 0, reserved ? 0.0 : k_calibrated_kv_error);
   return u;
 }
 

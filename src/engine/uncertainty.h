@@ -15,12 +15,14 @@ namespace headroom::engine {
 // The newest vLLM version in the calibration set.
 inline const VllmVersion k_newest_calibrated{0, 26, 1};
 
-// The KV error headroom still has inside the calibrated region: the 90th percentile of |predicted −
-// logged KV cache| / logged over the calibration rows that print no range (49 rows, 0.40 %;
-// `bench_accuracy` prints it as "KV error inside the calibrated region", 2026-11-28). A printed
-// range allows it either side on top of what its reasons add, since those rows' terms carry the
-// same error.
-inline constexpr double k_calibrated_kv_error = 0.004;
+// The KV error headroom has inside the calibrated region, taken on runs held out from the
+// calibration: the 90th percentile of |predicted − logged KV cache| / logged, 1.1 % over the
+// H100 text-model starts nobody on the team had seen (issue 25's statement of them; median
+// 0.28 %). On the calibration rows themselves it is smaller (`bench_accuracy`, "KV error inside
+// the calibrated region": p90 0.30 % over 45 rows, 2026-11-29), which would overstate what a new
+// run can expect. The range stated inside the region is this either side; a range outside it
+// allows it on top of what its reasons add, since those runs' terms carry the same error.
+inline constexpr double k_calibrated_kv_error = 0.011;
 
 // How far the activation peak may move on a GPU architecture the calibration does not measure: a
 // judgement from the spread of the calibrated rows (docs/accuracy.md, "Uncertainty range").
@@ -61,5 +63,11 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
                                             const MemoryBreakdown& memory, std::int64_t kv_tokens, bool graphs_in_budget,
                                             bool dynamic_resolution_vision = false, Bytes sampler_other_path = 0,
                                             bool tp_spans_nodes = false, const ModelUncertainty& model = {});
+
+// The range stated with a prediction: `outside` (kv_uncertainty's) where the run lies outside
+// the calibrated region; inside it the calibrated error either side; with --kv-cache-memory-bytes
+// (`reserved`) the KV cache is what the user reserved, and the range is that figure.
+KvUncertainty stated_kv_range(const std::optional<KvUncertainty>& outside, Bytes kv_cache, std::int64_t kv_tokens,
+                              bool reserved);
 
 }  // namespace headroom::engine

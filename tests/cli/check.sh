@@ -158,7 +158,11 @@ jq_py vocab_tp5 'assert j["failure"]["message"] == "151936 is not divisible by 5
 run range_4090 0 "$llama8b" --gpu "RTX 4090" --max-model-len 8192 --format json "${v[@]}"
 jq_py range_4090 'r = j["kv_cache_range"]; assert r and r["kv_tokens_low"] < j["kv_cache_tokens"] < r["kv_tokens_high"] and "Hopper" in r["reasons"][0], r'
 run range_h100 0 "$llama8b" --gpu H100 --max-model-len 8192 --format json "${v[@]}"
-jq_py range_h100 'assert j["kv_cache_range"] is None, j["kv_cache_range"]'
+# Inside the calibrated region the range is the held-out error, 1.1 % either side, with no reason.
+jq_py range_h100 'r = j["kv_cache_range"]; t = j["kv_cache_tokens"]; assert r["calibrated"] and not r["reasons"] and abs(r["kv_tokens_high"] - t * 1.011) <= 1 and abs(r["kv_tokens_low"] - t * 0.989) <= 1, r'
+run range_h100_text 0 "$llama8b" --gpu H100 --max-model-len 8192 "${v[@]}"
+grep -q "tokens: inside what the calibration covers, where 9 in 10 runs it had not seen came within 1.1 %" "$tmp/range_h100_text.out" ||
+  fail "range_h100_text: no calibrated range: $(cat "$tmp/range_h100_text.out")"
 
 # A count written into the GPU's name ("2xA100", "H100:8") is --gpus; --vllm is --vllm-version.
 run counted_gpu 0 "$llama8b" --gpu 2xA100 -tp 2 --vllm 0.19 --format json --no-history

@@ -18,6 +18,10 @@ def test_check_returns_a_typed_prediction():
     assert r.max_model_len == 4096
     assert r.failure is None and r.changes == []
     assert r.settings["usage_context"] == "llm_class"
+    # An H100 on v0.19 is inside the calibrated region: the range is the held-out 1.1 % either side.
+    rng = r.kv_cache_range
+    assert rng["calibrated"] and rng["reasons"] == []
+    assert abs(rng["kv_tokens_low"] - r.kv_cache_tokens * 0.989) <= 1 and abs(rng["kv_tokens_high"] - r.kv_cache_tokens * 1.011) <= 1
 
 
 def test_engine_args_reach_the_prediction():

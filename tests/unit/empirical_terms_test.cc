@@ -128,8 +128,8 @@ TEST(EmpiricalTerms, UnsetFlashinferSamplerOnV010WidensTheLowSide) {
   f.use_flashinfer_sampler = false;
   Prediction sort = run(m, gpus("H100"), f, VllmVersion{0, 10, 0});
   EXPECT_FALSE(sort.uncertainty.has_value());
-  // Each end also allows 0.4 % of the KV memory, the error inside the calibrated region.
-  const double base = 0.004 * static_cast<double>(unset.memory.kv_cache);
+  // Each end also allows 1.1 % of the KV memory, the held-out error inside the calibrated region.
+  const double base = 0.011 * static_cast<double>(unset.memory.kv_cache);
   EXPECT_NEAR(static_cast<double>(unset.uncertainty->kv_cache_low), static_cast<double>(sort.memory.kv_cache) - base, 2.0);
   EXPECT_NEAR(static_cast<double>(unset.uncertainty->kv_cache_high), static_cast<double>(unset.memory.kv_cache) + base, 2.0);
   f.use_flashinfer_sampler = true;
@@ -142,7 +142,7 @@ TEST(EmpiricalTerms, UnsetFlashinferSamplerOnV010WidensTheLowSide) {
 // kernels, but not of the sampler's [R, vocab] buffers, which torch sizes by their shapes. Llama-3.1-8B
 // on an A100 at v0.19's defaults (256 sequences over a 128,256-token vocabulary against a forward pass
 // of 2,048 tokens): the sampler sets the peak, so the range is half the non-torch term (at least
-// 0.1 GiB) and the calibrated 0.4 % either side. With the sampler's share shrunk to one sequence the
+// 0.1 GiB) and the calibrated 1.1 % either side. With the sampler's share shrunk to one sequence the
 // forward pass sets the peak and its 30 % is back.
 TEST(EmpiricalTerms, AnotherArchitectureAllowsForTheForwardPassNotTheSamplersBuffers) {
   VllmFlags f;
@@ -151,7 +151,7 @@ TEST(EmpiricalTerms, AnotherArchitectureAllowsForTheForwardPassNotTheSamplersBuf
   Prediction p = run(m, gpus("A100 80GB"), f, VllmVersion{0, 19, 0});
   ASSERT_TRUE(p.uncertainty.has_value());
   const double kv = static_cast<double>(p.memory.kv_cache);
-  const double half = std::max(0.5 * static_cast<double>(p.memory.non_torch), static_cast<double>(from_gib(0.1))) + 0.004 * kv;
+  const double half = std::max(0.5 * static_cast<double>(p.memory.non_torch), static_cast<double>(from_gib(0.1))) + 0.011 * kv;
   EXPECT_NEAR(static_cast<double>(p.uncertainty->kv_cache_high) - kv, half, 2.0);
   EXPECT_NEAR(kv - static_cast<double>(p.uncertainty->kv_cache_low), half, 2.0);
   f.max_num_seqs = 1;
@@ -159,7 +159,7 @@ TEST(EmpiricalTerms, AnotherArchitectureAllowsForTheForwardPassNotTheSamplersBuf
   ASSERT_TRUE(one.uncertainty.has_value());
   const double kv1 = static_cast<double>(one.memory.kv_cache);
   const double half1 = 0.3 * static_cast<double>(one.memory.activation_peak) +
-                       std::max(0.5 * static_cast<double>(one.memory.non_torch), static_cast<double>(from_gib(0.1))) + 0.004 * kv1;
+                       std::max(0.5 * static_cast<double>(one.memory.non_torch), static_cast<double>(from_gib(0.1))) + 0.011 * kv1;
   EXPECT_NEAR(static_cast<double>(one.uncertainty->kv_cache_high) - kv1, half1, 2.0);
 }
 
