@@ -81,6 +81,15 @@ export function changes(doc) {
     .join("")}</ul>`;
 }
 
+// The range every prediction states (kv_cache_range): the calibrated error inside what the
+// calibration covers, else the reasons it is wider.
+function kvRange(doc) {
+  const r = doc.kv_cache_range;
+  if (!r || r.reserved || !(doc.kv_cache_tokens > 0)) return "";
+  const why = r.calibrated ? "inside what the calibration covers" : (r.reasons || []).join("; ");
+  return `<div><dt>KV range</dt><dd id="kv-range" title="${esc(why)}">${num(r.kv_tokens_low)}–${num(r.kv_tokens_high)}</dd></div>`;
+}
+
 export function render(doc) {
   const s = doc.settings;
   return `<div class="card">${verdict(doc)}
@@ -89,6 +98,7 @@ export function render(doc) {
     ${memoryBars(doc)}
     <dl class="figures">
       <div><dt>KV cache tokens</dt><dd id="kv-tokens">${num(doc.kv_cache_tokens)}</dd></div>
+      ${kvRange(doc)}
       <div><dt>Max concurrency at ${num(s.max_model_len)} tokens</dt><dd id="concurrency">${Number(doc.max_concurrency).toFixed(2)}×</dd></div>
       <div><dt>GPU blocks</dt><dd>${num(doc.num_gpu_blocks)}</dd></div>
       <div><dt>Longest request that fits</dt><dd>${num(doc.largest_fitting_max_model_len)}</dd></div>

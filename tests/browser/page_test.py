@@ -65,6 +65,10 @@ try:
     kv = driver.find_element(By.ID, "kv-tokens").text
     expect(f"KV tokens shown as the API says ({kv} vs {expected['kv_cache_tokens']})",
            kv.replace(",", "") == str(expected["kv_cache_tokens"]))
+    rng = driver.find_element(By.ID, "kv-range")
+    want = f"{expected['kv_cache_range']['kv_tokens_low']:,}–{expected['kv_cache_range']['kv_tokens_high']:,}"
+    expect(f"the stated KV range shown as the API says ({rng.text} vs {want})",
+           rng.text == want and "inside what the calibration covers" in rng.get_attribute("title"))
     expect("one memory bar for one GPU", len(driver.find_elements(By.CSS_SELECTOR, "#check-result .bar[role='img']")) == 1)
     expect("the URL carries the request", "model=codellama%2FCodeLlama-7b-hf" in driver.current_url)
     shared = driver.current_url
