@@ -84,6 +84,9 @@ struct AttentionShape {
   int num_kv_heads = 0;
   int head_dim = 0;
   int v_head_dim = 0;  // 0 = same as head_dim
+  // Gemma 4's attention_k_eq_v: the checkpoint has no v_proj on these layers, and vLLM's
+  // QKVParallelLinear keeps the V slot and loads K's weights into it (gemma4.py).
+  bool v_from_k = false;
 };
 
 // State sizes of Mamba-2 and Gated DeltaNet layers in hybrid models.

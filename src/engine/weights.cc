@@ -127,6 +127,14 @@ std::optional<int> layer_index(std::string_view name, PrefixMemo* memo = nullptr
 // served through --enable-lora), and the SigLIP layers and post-LayerNorm it does not build (26 of
 // 27 layers for layer_idx −2, require_post_norm=False; the tower's load_weights "omit[s] layers
 // when num_hidden_layers_override is set" and post_layernorm when it is None).
+// Gemma 4's full-attention layers with attention_k_eq_v have no v_proj in the checkpoint; vLLM's
+// QKVParallelLinear keeps the V slot and loads k_proj into it as well (gemma4.py Gemma4Attention:
+// "k_eq_v layers load K weights into both K and V slots"), so k_proj's tensors are on the GPU twice.
+bool k_fills_v(const ModelSpec& model, int layer, std::string_view name) {
+  return model.full_attention_shape && model.full_attention_shape->v_from_k &&
+         model.layer_kind(layer) == LayerKind::full_attention && contains(name, "self_attn.k_proj.");
+}
+
 bool phi4mm_not_loaded(std::string_view name, const ModelSpec& model) {
   if (contains(name, "lora")) return true;
   const auto at = name.find("img_processor.");
@@ -333,6 +341,8 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
       if (plan.online_quantization == "bitsandbytes" && is_quantizable_linear(name, t.shape))
         bytes = static_cast<double>(elements) * (0.5 + 4.0 / 64.0);
     }
+    // (A synthesised inventory already holds the V slot, synthesize_weights.cc.)
+    if (inventory.exact && layer && k_fills_v(model, *layer, name)) bytes *= 2;
     Shard shard = classify(name, t.shape);
     double per_rank = bytes;
     switch (shard) {

@@ -89,6 +89,7 @@ Result<bool> read_attention_2026(const ConfigReader& t, ModelSpec& spec) {
     AttentionShape s;
     s.head_dim = static_cast<int>(global_head_dim.value_or(spec.head_dim));
     s.num_kv_heads = k_eq_v.value_or(false) && global_kv ? static_cast<int>(*global_kv) : spec.num_kv_heads;
+    s.v_from_k = k_eq_v.value_or(false);
     spec.full_attention_shape = s;
   }
   HR_TRY(shared, t.get_int("num_kv_shared_layers"));

@@ -225,8 +225,15 @@ class Builder {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-void add_attention(Builder& b, const ModelSpec& m, const std::string& p, bool cross) {
-  const std::int64_t H = m.hidden_size, hd = m.head_dim, nq = m.num_attention_heads, nkv = m.num_kv_heads;
+// `full`: a full-attention layer of a model whose full-attention layers have their own shape
+// (Gemma 4: gemma4.py Gemma4DecoderLayer takes global_head_dim and, with attention_k_eq_v,
+// num_global_key_value_heads; its QKVParallelLinear keeps a V slot even then, filled with K's
+// weights, so V is counted as loaded).
+void add_attention(Builder& b, const ModelSpec& m, const std::string& p, bool cross, bool full = false) {
+  const bool own_shape = full && m.full_attention_shape && m.full_attention_shape->head_dim > 0;
+  const std::int64_t H = m.hidden_size, hd = own_shape ? m.full_attention_shape->head_dim : m.head_dim,
+                     nq = m.num_attention_heads,
+                     nkv = own_shape && m.full_attention_shape->num_kv_heads > 0 ? m.full_attention_shape->num_kv_heads : m.num_kv_heads;
   const std::string& t = m.model_type;
   std::string a = p + (cross ? "cross_attn." : "self_attn.");
   if (m.mla) {
@@ -1068,7 +1075,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
       case LayerKind::mamba: add_mamba(b, m, p + "mamba."); break;
       case LayerKind::linear_attention: add_gated_deltanet(b, m, p + "linear_attn."); break;
       case LayerKind::no_attention: break;
-      default: add_attention(b, m, p, kind == LayerKind::cross_attention); break;
+      default: add_attention(b, m, p, kind == LayerKind::cross_attention, kind == LayerKind::full_attention); break;
     }
     if (kind == LayerKind::cross_attention) {
       b.dense(p + "cross_attn_attn_gate", {1});

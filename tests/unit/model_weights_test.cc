@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "engine/weights.h"
 #include "headroom/model.h"
 #include "unit/engine_test_support.h"
 #include "unit/model_test_support.h"
@@ -210,6 +211,49 @@ TEST(SynthesizeWeightsRegression, ImplausibleSizesAreAnError) {
     "vocab_size": 1024})", "config.json");
   ASSERT_FALSE(wrapped);
   EXPECT_NE(wrapped.error().message.find("below 2^31"), std::string::npos) << wrapped.error().to_string();
+}
+
+// gemma4.py Gemma4DecoderLayer: a full-attention layer takes global_head_dim (512) and, with
+// attention_k_eq_v, num_global_key_value_heads (1 on the 12B) for its QKVParallelLinear, whose V
+// slot stays (K's weights are loaded into it); sliding layers keep head_dim 256 and 8 KV heads.
+// Gemma 4 12B (hidden 3840, 16 heads): layer 5 q 16 × 512 = 8192 rows, k and v 1 × 512, o from
+// 8192; layer 0 q 16 × 256 = 4096, k and v 8 × 256 = 2048.
+TEST(SynthesizeWeights, Gemma4FullAttentionLayersTakeTheirOwnHeads) {
+  ModelSpec m = model("google/gemma-4-12B-it");
+  WeightsInventory inv = synthesize_weights(m);
+  const std::string full = "language_model.model.layers.5.self_attn.", sliding = "language_model.model.layers.0.self_attn.";
+  const TensorInfo *q = find_tensor(inv, full + "q_proj.weight"), *k = find_tensor(inv, full + "k_proj.weight"),
+                   *v = find_tensor(inv, full + "v_proj.weight"), *o = find_tensor(inv, full + "o_proj.weight");
+  ASSERT_TRUE(q && k && v && o);
+  EXPECT_EQ(q->shape, (std::vector<std::int64_t>{8192, 3840}));
+  EXPECT_EQ(k->shape, (std::vector<std::int64_t>{512, 3840}));
+  EXPECT_EQ(v->shape, (std::vector<std::int64_t>{512, 3840}));
+  EXPECT_EQ(o->shape, (std::vector<std::int64_t>{3840, 8192}));
+  const TensorInfo *sq = find_tensor(inv, sliding + "q_proj.weight"), *sk = find_tensor(inv, sliding + "k_proj.weight");
+  ASSERT_TRUE(sq && sk);
+  EXPECT_EQ(sq->shape, (std::vector<std::int64_t>{4096, 3840}));
+  EXPECT_EQ(sk->shape, (std::vector<std::int64_t>{2048, 3840}));
+}
+
+// The checkpoint of an attention_k_eq_v model has no v_proj on its full-attention layers; vLLM
+// loads k_proj into the V slot too, so the exact inventory without them weighs what the
+// architecture gives with them: 8 full layers × 512 × 3840 × 2 bytes more than the files.
+TEST(StageWeights, Gemma4KEqVLoadsKIntoTheVSlot) {
+  ModelSpec m = model("google/gemma-4-12B-it");
+  const WeightsInventory synthesized = synthesize_weights(m);
+  WeightsInventory files;
+  files.exact = true;
+  for (const auto& t : synthesized.tensors) {
+    const auto layer = engine::find_layer_number(t.name);
+    if (layer && t.name.find("self_attn.v_proj") != std::string::npos && m.layer_kind(layer->layer) == LayerKind::full_attention)
+      continue;
+    files.tensors.push_back(t);
+    files.total_bytes += t.bytes;
+  }
+  EXPECT_EQ(synthesized.total_bytes - files.total_bytes, Bytes{8} * 512 * 3840 * 2);
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  EXPECT_EQ(engine::stage_weights(m, files, plan).front().bytes, engine::stage_weights(m, synthesized, plan).front().bytes);
 }
 
 }  // namespace
