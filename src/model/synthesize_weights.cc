@@ -225,15 +225,20 @@ class Builder {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// `full`: a full-attention layer of a model whose full-attention layers have their own shape
-// (Gemma 4: gemma4.py Gemma4DecoderLayer takes global_head_dim and, with attention_k_eq_v,
-// num_global_key_value_heads; its QKVParallelLinear keeps a V slot even then, filled with K's
-// weights, so V is counted as loaded).
-void add_attention(Builder& b, const ModelSpec& m, const std::string& p, bool cross, bool full = false) {
-  const bool own_shape = full && m.full_attention_shape && m.full_attention_shape->head_dim > 0;
-  const std::int64_t H = m.hidden_size, hd = own_shape ? m.full_attention_shape->head_dim : m.head_dim,
-                     nq = m.num_attention_heads,
-                     nkv = own_shape && m.full_attention_shape->num_kv_heads > 0 ? m.full_attention_shape->num_kv_heads : m.num_kv_heads;
+// `kind`: the layer's kind, for models whose full-attention or sliding layers have their own
+// shape. Gemma 4's full-attention layers (gemma4.py Gemma4DecoderLayer) take global_head_dim and,
+// with attention_k_eq_v, num_global_key_value_heads; their QKVParallelLinear keeps a V slot even
+// then, filled with K's weights, so V is counted as loaded. MiMo-V2-Flash's sliding layers
+// (mimo_v2_flash.py MiMoV2FlashDecoderLayer) take swa_num_key_value_heads, swa_head_dim and
+// swa_v_head_dim; V and the o_proj input are v_head_dim wide (QKVParallelLinear v_head_size).
+void add_attention(Builder& b, const ModelSpec& m, const std::string& p, bool cross, LayerKind kind = LayerKind::full_attention) {
+  const std::optional<AttentionShape>& own = kind == LayerKind::full_attention      ? m.full_attention_shape
+                                             : kind == LayerKind::sliding_attention ? m.sliding_attention_shape
+                                                                                    : std::nullopt;
+  const bool shaped = !cross && own && own->head_dim > 0;
+  const std::int64_t H = m.hidden_size, hd = shaped ? own->head_dim : m.head_dim, nq = m.num_attention_heads,
+                     nkv = shaped && own->num_kv_heads > 0 ? own->num_kv_heads : m.num_kv_heads;
+  const std::int64_t vd = shaped ? (own->v_head_dim > 0 ? own->v_head_dim : hd) : (m.v_head_dim > 0 && !m.mla ? m.v_head_dim : hd);
   const std::string& t = m.model_type;
   std::string a = p + (cross ? "cross_attn." : "self_attn.");
   if (m.mla) {
@@ -258,14 +263,14 @@ void add_attention(Builder& b, const ModelSpec& m, const std::string& p, bool cr
     // Qwen3-Next full-attention layers compute a gate alongside Q (q_proj is twice as wide).
     b.linear(a + "q_proj", nq * hd * (t == "qwen3_next" ? 2 : 1), H);
     b.linear(a + "k_proj", nkv * hd, H);
-    b.linear(a + "v_proj", nkv * hd, H);
+    b.linear(a + "v_proj", nkv * vd, H);
   }
-  b.linear(a + "o_proj", H, nq * hd);
+  b.linear(a + "o_proj", H, nq * vd);
   bool qkv_bias = starts_with(t, "qwen2") || t == "gpt_oss" || t == "opt" || t == "phi";
   if (qkv_bias) {
     b.dense(a + "q_proj.bias", {nq * hd});
     b.dense(a + "k_proj.bias", {nkv * hd});
-    b.dense(a + "v_proj.bias", {nkv * hd});
+    b.dense(a + "v_proj.bias", {nkv * vd});
   }
   if (t == "gpt_oss" || t == "opt" || t == "phi") b.dense(a + "o_proj.bias", {H});
   if (t == "gpt_oss") b.dense(a + "sinks", {nq});
@@ -1075,7 +1080,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
       case LayerKind::mamba: add_mamba(b, m, p + "mamba."); break;
       case LayerKind::linear_attention: add_gated_deltanet(b, m, p + "linear_attn."); break;
       case LayerKind::no_attention: break;
-      default: add_attention(b, m, p, kind == LayerKind::cross_attention, kind == LayerKind::full_attention); break;
+      default: add_attention(b, m, p, kind == LayerKind::cross_attention, kind); break;
     }
     if (kind == LayerKind::cross_attention) {
       b.dense(p + "cross_attn_attn_gate", {1});

@@ -256,5 +256,24 @@ TEST(StageWeights, Gemma4KEqVLoadsKIntoTheVSlot) {
   EXPECT_EQ(engine::stage_weights(m, files, plan).front().bytes, engine::stage_weights(m, synthesized, plan).front().bytes);
 }
 
+// mimo_v2_flash.py MiMoV2Attention: V and the o_proj input are v_head_dim (128) wide while Q and
+// K are head_dim (192); the sliding ("compressed softmax") layers take swa_num_key_value_heads (8)
+// where the full layers have 4. MiMo-V2-Flash (hidden 4096, 64 heads): layer 0 is full, k 4 × 192
+// = 768, v 4 × 128 = 512, o from 64 × 128 = 8192; layer 1 slides, k 8 × 192 = 1536, v 8 × 128.
+TEST(SynthesizeWeights, MiMoV2FlashVAndSlidingLayersTakeTheirOwnWidths) {
+  ModelSpec m = model("XiaomiMiMo/MiMo-V2-Flash");
+  WeightsInventory inv = synthesize_weights(m);
+  auto shape = [&](const std::string& name) {
+    const TensorInfo* t = find_tensor(inv, "model.layers." + name + ".weight");
+    return t ? t->shape : std::vector<std::int64_t>{};
+  };
+  EXPECT_EQ(shape("0.self_attn.k_proj"), (std::vector<std::int64_t>{768, 4096}));
+  EXPECT_EQ(shape("0.self_attn.v_proj"), (std::vector<std::int64_t>{512, 4096}));
+  EXPECT_EQ(shape("0.self_attn.o_proj"), (std::vector<std::int64_t>{4096, 8192}));
+  EXPECT_EQ(shape("1.self_attn.q_proj"), (std::vector<std::int64_t>{12288, 4096}));
+  EXPECT_EQ(shape("1.self_attn.k_proj"), (std::vector<std::int64_t>{1536, 4096}));
+  EXPECT_EQ(shape("1.self_attn.v_proj"), (std::vector<std::int64_t>{1024, 4096}));
+}
+
 }  // namespace
 }  // namespace headroom
