@@ -8,6 +8,7 @@
 #include "engine/gemma4_vision.h"
 #include "engine/glm4v_vision.h"
 #include "engine/minicpmv_slices.h"
+#include "engine/ovis25_vision.h"
 #include "engine/qwen3_vl_video.h"
 #include "engine/qwen_resize.h"
 #include "engine/tiled_encoder_items.h"
@@ -25,7 +26,7 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, ovis25, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (m.vision && m.architecture == "DeepseekOCRForCausalLM") return Family::deepseek_ocr;  // its config gives no widths
@@ -57,6 +58,7 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return Family::internvl_tiles;
   if (has(a, "KimiVL") || has(a, "KimiK25") || vt == "moonvit") return Family::moonvit;
   if (has(a, "Gemma4ForConditionalGeneration") || vt == "gemma4_vision") return Family::gemma4;
+  if (a == "Ovis2_5") return Family::ovis25;
   return Family::unsized;
 }
 
@@ -291,6 +293,28 @@ void glm4v_tied_reading(EncoderProfile& p, const ModelSpec& model, const VllmFla
                         util::fixed(to_gib(p.other_reading), 2) + " GiB more";
 }
 
+// Ovis2.5 runs the NaViT tower, then its visual head, over the rank's whole batch (ovis2_5.py
+// _process_visual_input: one packed call); the peak is the larger of the two. The video vLLM may
+// profile instead (ovis25_vision.h) is the range's other reading where it would take more: which
+// modality vLLM picks there, and how many frames its dummy gets, changed over the releases.
+void ovis25_peak(EncoderProfile& p, const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                 double per_patch, double items_on_rank, double dtype_bytes) {
+  const double head = ovis25_head_bytes_per_token(model, dtype_bytes);
+  auto peak = [&](const EncoderItem& item) {
+    return std::max(static_cast<double>(item.patches) * per_patch, static_cast<double>(item.tokens - 2) * head);
+  };
+  p.encoder_peak = static_cast<Bytes>(std::min(items_on_rank * peak(p.item), k_most_bytes));
+  if (p.item.modality != "image") return;
+  const auto video = ovis25_video_item(model, flags, s.max_model_len);
+  if (!video) return;
+  const double more = std::min(peak(*video), k_most_bytes) - static_cast<double>(p.encoder_peak);
+  if (more <= 0) return;
+  p.other_reading = static_cast<Bytes>(more);
+  p.other_reading_why = "Ovis2.5 may profile its dummy video instead of the image (" + video->source +
+                        "; the modality vLLM picks and the frames it builds changed over its releases): " +
+                        util::fixed(to_gib(p.other_reading), 2) + " GiB more";
+}
+
 // Towers that take video as well as images: the Qwen-VL family, Gemma 4, LLaVA-OneVision,
 // LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits), Ovis2.5
 // (ovis2_5.py: one video per prompt) and MiniCPM-V from 2.6 (minicpmv.py).
@@ -352,6 +376,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::idefics3_tiles ? idefics3_item(model)
          : family == Family::deepseek_ocr   ? deepseek_ocr_item()
          : family == Family::gemma3n        ? gemma3n_item(model)
+         : family == Family::ovis25         ? ovis25_image_item(model, flags)
                                             : fixed_item(model, family);
 }
 
@@ -462,6 +487,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (one_per_call) p.units_per_forward = 1;
   p.encoder_peak = static_cast<Bytes>(std::min((one_per_call ? 1.0 : items_on_rank) * per_item, k_most_bytes));
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
+  if (family == Family::ovis25) ovis25_peak(p, model, flags, settings, per_patch, items_on_rank, dtype_bytes);
   if (family == Family::glm4v) glm4v_tied_reading(p, model, flags, settings, version, items_on_rank / p.items * per_patch);
   // Qwen3-VL hands the language model each token's merged features and one more copy per
   // deepstack level, concatenated (qwen3_vl.py Qwen3_VisionTransformer.forward: torch.cat of the

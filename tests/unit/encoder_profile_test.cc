@@ -603,5 +603,40 @@ TEST(EncoderProfile, DotsOcrPluginPeaksOnTheFloatRotary) {
   EXPECT_LT(v011.encoder_peak, v010.encoder_peak);  // vLLM's own dots_ocr.py: the estimate from the widths
 }
 
+// Ovis2.5-9B (ovis2_5.py, processors/ovis2_5.py, siglip2navit.py): the dummy image is the
+// hard-coded 1792², which smart_resize (factor 16 × 2) keeps: 112² = 12,544 patches, 3,136 merged
+// tokens and 2 indicators = 3,138 embeddings; 8,192 // 3,138 = 2 images per batch. Per patch the
+// NaViT block is widest in its MLP: 2 × 1152 + 2 × 4304 = 10,912 values, plus the 3 × 16² pixels:
+// 11,680 × 2 bytes = 23,360 (293,027,840 per image). The head's softmax holds the bf16 logits,
+// their fp32 softmax and its bf16 cast over 65,532 columns: 8 bytes each, 524,256 per token,
+// 1,644,066,816 per image, which sets the peak: 3,288,133,632 for the two. At max_model_len 40,960
+// the dummy video fills it with 40,960 // 12,544 = 3 frames: 37,632 patches, 9,408 tokens,
+// 4,932,200,448 bytes, 1,644,066,816 more than the two images: the other reading.
+TEST(EncoderProfile, Ovis25HeadSoftmaxSetsThePeak) {
+  auto m = parse_model_config_text(test_support::k_ovis25_9b, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {});
+  EXPECT_FALSE(p.family_unsized);
+  EXPECT_EQ(p.item.modality, "image");
+  EXPECT_EQ(p.item.patches, 12544);
+  EXPECT_EQ(p.item.tokens, 3138);
+  EXPECT_EQ(p.items, 2);
+  EXPECT_EQ(p.encoder_peak, Bytes{3'288'133'632});
+  EXPECT_EQ(p.other_reading, 0);
+  auto longer = engine::encoder_profile(*m, {}, settings(8192, 256, 40960), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(longer.encoder_peak, Bytes{3'288'133'632});
+  EXPECT_EQ(longer.other_reading, Bytes{1'644'066'816});
+  EXPECT_NE(longer.other_reading_why.find("3 frames"), std::string::npos) << longer.other_reading_why;
+  VllmFlags no_video;
+  no_video.limit_mm_per_prompt = {{"video", 0}};
+  EXPECT_EQ(engine::encoder_profile(*m, no_video, settings(8192, 256, 40960), {0, 11, 0}, 2.0, {}).other_reading, 0);
+  // max_pixels 896² halves each side: 56² = 3,136 patches, 784 tokens + 2.
+  VllmFlags smaller;
+  smaller.mm_processor_kwargs = R"({"max_pixels": 802816})";
+  auto s = engine::encoder_profile(*m, smaller, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(s.item.patches, 3136);
+  EXPECT_EQ(s.item.tokens, 786);
+}
+
 }  // namespace
 }  // namespace headroom

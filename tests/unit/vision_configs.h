@@ -85,4 +85,15 @@ inline constexpr const char* k_phi4_multimodal = R"({"architectures": ["Phi4MMFo
     "audio_processor": {"name": "cascades", "config": {"attention_dim": 1024, "attention_heads": 16, "num_blocks": 24,
       "linear_units": 1536, "input_size": 80}}})";
 
+// Ovis2.5-9B's config.json (vit_config beside llm_config, visual_vocab_size 65,536).
+inline constexpr const char* k_ovis25_9b = R"({"architectures": ["Ovis2_5"], "model_type": "ovis2_5", "hidden_size": 4096,
+    "visual_vocab_size": 65536,
+    "llm_config": {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096,
+      "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "head_dim": 128, "max_position_embeddings": 40960, "vocab_size": 151936, "torch_dtype": "bfloat16",
+      "tie_word_embeddings": false},
+    "vit_config": {"model_type": "siglip2_navit", "hidden_size": 1152, "intermediate_size": 4304,
+      "num_hidden_layers": 27, "num_attention_heads": 16, "patch_size": 16, "image_size": 512,
+      "hidden_stride": 2, "temporal_patch_size": 1, "num_patches": -1}})";
+
 }  // namespace headroom::test_support

@@ -471,15 +471,7 @@ TEST(VisionWeights, Idefics3ConnectorProjectsThePixelShuffledWidth) {
 // (2,304): 413,534,448; the visual head, bias-free 4608 -> 65,532 and a LayerNorm of 65,532
 // (302,102,520); the VTE, 65,536 x 4096 (268,435,456). 984,072,424 parameters besides Qwen3-8B.
 TEST(VisionWeights, Ovis25CountsItsNaVitHeadAndVisualEmbeddings) {
-  const char* config = R"({"architectures": ["Ovis2_5"], "model_type": "ovis2_5", "hidden_size": 4096,
-    "visual_vocab_size": 65536,
-    "llm_config": {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096,
-      "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
-      "head_dim": 128, "max_position_embeddings": 40960, "vocab_size": 151936, "torch_dtype": "bfloat16",
-      "tie_word_embeddings": false},
-    "vit_config": {"model_type": "siglip2_navit", "hidden_size": 1152, "intermediate_size": 4304,
-      "num_hidden_layers": 27, "num_attention_heads": 16, "patch_size": 16, "image_size": 512,
-      "hidden_stride": 2, "temporal_patch_size": 1, "num_patches": -1}})";
+  const char* config = test_support::k_ovis25_9b;
   auto m = parse_model_config_text(config, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_TRUE(m->vision);
