@@ -26,11 +26,12 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, ovis25, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, ovis25, gemma4_unified, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (m.vision && m.architecture == "DeepseekOCRForCausalLM") return Family::deepseek_ocr;  // its config gives no widths
   if (m.vision && m.vision->model_type == "gemma3n_vision") return Family::gemma3n;         // a timm CNN, no widths
+  if (m.vision && m.vision->model_type == "gemma4_unified_vision") return Family::gemma4_unified;  // no tower
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
   const std::string& a = m.architecture;
   const std::string& vt = m.vision->model_type;
@@ -293,6 +294,51 @@ void glm4v_tied_reading(EncoderProfile& p, const ModelSpec& model, const VllmFla
                         util::fixed(to_gib(p.other_reading), 2) + " GiB more";
 }
 
+// Gemma 4 12B's dummy item (gemma4_unified.py get_mm_max_tokens_per_item, Gemma 4's dummy
+// builder): vLLM profiles the modality with the most tokens per item, the video unless it is
+// limited to 0: 32 frames budgeted at 70 soft tokens and 8 markers each (2,496 tokens), each frame
+// a 224² image of 64 real soft tokens in 70 rows. An image is budgeted at max_soft_tokens
+// (--mm-processor-kwargs, one of 70/140/280/560/1120; else the config's, else 280) and the 224²
+// dummy fills 64/121/256/529/1,089 of those rows. A row is one merged 48² patch: no tower runs.
+EncoderItem gemma4_unified_item(const ModelSpec& m, const VllmFlags& flags) {
+  EncoderItem item;
+  if (mm_limit(flags, "video") > 0) {
+    item.modality = "video";
+    item.patches = 32 * 70;
+    item.attention_span = 70;
+    item.tokens = 32 * 64;
+    item.budget_tokens = 32 * (70 + 2 + 6);
+    item.source = "32 frames of 224x224 pixels, 70 soft tokens each (Gemma 4's dummy video)";
+    return item;
+  }
+  static constexpr std::array<std::array<int, 2>, 5> k_real{{{70, 64}, {140, 121}, {280, 256}, {560, 529}, {1120, 1089}}};
+  std::int64_t budget = m.vision->soft_tokens_per_image > 0 ? m.vision->soft_tokens_per_image : 280;
+  if (auto kw = mm_processor_kwarg(flags, "max_soft_tokens"))
+    if (std::any_of(k_real.begin(), k_real.end(), [&](const auto& r) { return r[0] == *kw; })) budget = *kw;
+  item.modality = "image";
+  item.patches = budget;
+  item.budget_tokens = budget;
+  item.tokens = budget;
+  for (const auto& r : k_real)
+    if (r[0] == budget) item.tokens = r[1];
+  item.source = "224x224 pixels in " + std::to_string(budget) + " soft-token rows (Gemma 4's dummy image)";
+  return item;
+}
+
+// One call's peak of Gemma 4 12B's embedders, one image or frame at a time: per row the float32
+// pixels of a (patch × pooling)² × 3 patch, their cast and LayerNorm, then about four rows of
+// mm_embed_dim (projection, LayerNorm, positions, their norm) and the projected row; a video's
+// frames are concatenated, so its output is briefly there twice.
+double gemma4_unified_call_bytes(const ModelSpec& m, const EncoderItem& item, double dtype_bytes) {
+  const auto& v = *m.vision;
+  const double side = static_cast<double>(v.patch_size > 0 ? v.patch_size : 16) * (v.pooling_kernel_size > 0 ? v.pooling_kernel_size : 3);
+  const double pixels = side * side * 3.0;
+  const double row = pixels * (4.0 + 2.0 * dtype_bytes) + (4.0 * v.hidden_size + m.hidden_size) * dtype_bytes;
+  const double rows = item.attention_span > 0 ? item.attention_span : item.patches;
+  const double concatenated = item.modality == "video" ? static_cast<double>(item.tokens) * m.hidden_size * dtype_bytes : 0.0;
+  return rows * row + concatenated;
+}
+
 // Ovis2.5 runs the NaViT tower, then its visual head, over the rank's whole batch (ovis2_5.py
 // _process_visual_input: one packed call); the peak is the larger of the two. The video vLLM may
 // profile instead (ovis25_vision.h) is the range's other reading where it would take more: which
@@ -353,6 +399,9 @@ bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
 }
 
 bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version) {
+  // Gemma 4 12B builds its embedders outside _mark_tower_model (gemma4_unified.py), so vLLM
+  // loads them in text-only mode too.
+  if (family_of(model) == Family::gemma4_unified) return false;
   return text_only_mode(model, flags) && !(version < VllmVersion{0, 10, 1});
 }
 
@@ -377,6 +426,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::deepseek_ocr   ? deepseek_ocr_item()
          : family == Family::gemma3n        ? gemma3n_item(model)
          : family == Family::ovis25         ? ovis25_image_item(model, flags)
+         : family == Family::gemma4_unified ? gemma4_unified_item(model, flags)
                                             : fixed_item(model, family);
 }
 
@@ -479,11 +529,12 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   // One item's share of the peak: the tower's widths over its patches, or, for the towers whose
   // peak is not per patch, their own estimate (Gemma 3n's MobileNetV5, DeepSeek-OCR's SAM mask).
   const double per_item = family == Family::gemma3n        ? gemma3n_image_peak(dtype_bytes)
+                          : family == Family::gemma4_unified ? gemma4_unified_call_bytes(model, p.item, dtype_bytes)
                           : family == Family::deepseek_ocr ? deepseek_ocr_image_peak(dtype_bytes)
                                                            : static_cast<double>(p.item.patches) * per_patch;
-  // deepseek_ocr.py and paddleocr_vl.py (encode_image) loop over the images, one per encoder call;
-  // the others encode the rank's whole batch at once.
-  const bool one_per_call = family == Family::deepseek_ocr || has(model.architecture, "PaddleOCRVL");
+  // deepseek_ocr.py, paddleocr_vl.py (encode_image) and gemma4_unified.py loop over the images (or
+  // frames), one per encoder call; the others encode the rank's whole batch at once.
+  const bool one_per_call = family == Family::deepseek_ocr || family == Family::gemma4_unified || has(model.architecture, "PaddleOCRVL");
   if (one_per_call) p.units_per_forward = 1;
   p.encoder_peak = static_cast<Bytes>(std::min((one_per_call ? 1.0 : items_on_rank) * per_item, k_most_bytes));
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);

@@ -269,6 +269,22 @@ Result<bool> read_ovis_fields(const ConfigReader& top, const ConfigReader& vc, V
   return true;
 }
 
+// Gemma 4 12B's encoder-free vision (gemma4_unified.py Gemma4UnifiedVisionEmbedder): no tower,
+// a patch projection of (patch_size × pooling_kernel_size)² × 3 pixels to mm_embed_dim, a
+// positional table of mm_posemb_size × 2 rows and the embedder into the language model from
+// output_proj_dims. Absent keys take transformers' Gemma4UnifiedVisionConfig defaults (3840,
+// 1120, mm_embed_dim), which the release's safetensors count matches to 256 parameters. Kept in
+// hidden_size, num_position_embeddings and out_hidden_size; depth stays 0.
+Result<bool> read_gemma4_unified_embedder(const ConfigReader& vc, VisionConfig& v) {
+  HR_TRY(dim, get_number_in(vc, "mm_embed_dim", 1.0, 1 << 16));
+  HR_TRY(posemb, get_number_in(vc, "mm_posemb_size", 1.0, 1 << 20));
+  HR_TRY(proj, get_number_in(vc, "output_proj_dims", 1.0, 1 << 16));
+  v.hidden_size = static_cast<int>(dim.value_or(3840.0));
+  v.num_position_embeddings = static_cast<int>(posemb.value_or(1120.0));
+  v.out_hidden_size = static_cast<int>(proj.value_or(static_cast<double>(v.hidden_size)));
+  return true;
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   auto vc = top.child("vision_config");
   if (!vc) {
@@ -346,6 +362,9 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   // Gemma 3n's vision_config names a timm MobileNetV5 and no image size; its image processor's size
   // is 768 × 768 in the releases (transformers' convert_gemma3n_weights.py), the only size it takes.
   if (v.model_type == "gemma3n_vision" && v.image_size == 0) v.image_size = 768;
+  if (v.model_type == "gemma4_unified_vision") {
+    if (auto unified = read_gemma4_unified_embedder(*vc, v); !unified) return tl::unexpected(unified.error());
+  }
   // Idefics3 / SmolVLM (idefics3.py Idefics3Connector): scale_factor beside vision_config, the pixel
   // shuffle's factor per side (Idefics3Config's default 2; the SmolVLM releases write 3).
   const bool idefics3 = archs && !archs->empty() && (archs->front().starts_with("Idefics3") || archs->front().starts_with("SmolVLM"));

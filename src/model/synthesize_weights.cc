@@ -889,9 +889,28 @@ void add_deepencoder(Builder& b, const ModelSpec& m) {
 }
 
 // The vision tower and projector, one function per family of vLLM model code.
+// Gemma 4 12B's encoder-free front end (gemma4_unified.py): Gemma4UnifiedVisionEmbedder's
+// LayerNorm over the (patch × pooling)² × 3 pixels of a merged patch, its biased projection to
+// mm_embed_dim, a LayerNorm, the [mm_posemb_size, 2, mm_embed_dim] positional table and its
+// LayerNorm; embed_vision's bias-free projection from output_proj_dims to the language model
+// (its RMSNorm has no weight). embed_audio is counted only from safetensors.
+void add_gemma4_unified_embedders(Builder& b, const ModelSpec& m) {
+  const auto& v = *m.vision;
+  const std::int64_t side = static_cast<std::int64_t>(v.patch_size > 0 ? v.patch_size : 16) * (v.pooling_kernel_size > 0 ? v.pooling_kernel_size : 3);
+  const std::int64_t pixels = side * side * 3, d = v.hidden_size, out = v.out_hidden_size > 0 ? v.out_hidden_size : d;
+  const std::string p = "vision_embedder.";
+  layer_norm(b, p + "patch_ln1", pixels);
+  linear_bias(b, p + "patch_dense", d, pixels);
+  layer_norm(b, p + "patch_ln2", d);
+  b.dense(p + "pos_embedding", {std::max(1, v.num_position_embeddings), 2, d});
+  layer_norm(b, p + "pos_norm", d);
+  b.dense("embed_vision.embedding_projection.weight", {m.hidden_size, out});
+}
+
 void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
   if (m.architecture == "DeepseekOCRForCausalLM") return add_deepencoder(b, m);
+  if (v.model_type == "gemma4_unified_vision" && v.hidden_size > 0) return add_gemma4_unified_embedders(b, m);
   if (v.depth <= 0 || v.hidden_size <= 0) return;  // summary too thin to size the tower
   const VisionFamily family = vision_family(m);
   switch (family) {

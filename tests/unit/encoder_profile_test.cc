@@ -638,5 +638,37 @@ TEST(EncoderProfile, Ovis25HeadSoftmaxSetsThePeak) {
   EXPECT_EQ(s.item.tokens, 786);
 }
 
+// Gemma 4 12B (gemma4_unified.py) has no vision tower: 48² patches are projected straight into the
+// language model, one image or frame per call. vLLM profiles the video (32 frames × (70 + 8) =
+// 2,496 budgeted tokens against an image's 280); each frame is 70 rows of 64 real soft tokens:
+// 2,240 rows, 2,048 embeddings. A call holds per row the float32 48² × 3 = 6,912 pixels, their
+// bf16 cast and LayerNorm (8 bytes each, 55,296) and five rows of 3,840 in bf16 (38,400): 93,696
+// bytes × 70 rows = 6,558,720, plus the video's concatenated output (2,048 × 3,840 × 2 =
+// 15,728,640): 22,287,360. With video off the 280-token image fills 256 rows (224² at 48-pixel
+// patches, resized by the processor); max_soft_tokens 1120 fills 1,089.
+TEST(EncoderProfile, Gemma4UnifiedProjectsPatchesWithoutATower) {
+  const ModelSpec m = model("google/gemma-4-12B-it");
+  auto p = engine::encoder_profile(m, {}, settings(2048, 256, 8192), {0, 25, 1}, 2.0, {});
+  EXPECT_FALSE(p.family_unsized);
+  EXPECT_EQ(p.item.modality, "video");
+  EXPECT_EQ(p.item.patches, 2240);
+  EXPECT_EQ(p.item.tokens, 2048);
+  EXPECT_EQ(p.item.budget_tokens, 2496);
+  EXPECT_EQ(p.items, 1);
+  EXPECT_EQ(p.encoder_peak, Bytes{22'287'360});
+  VllmFlags images;
+  images.limit_mm_per_prompt = {{"video", 0}};
+  auto i = engine::encoder_profile(m, images, settings(8192, 256, 8192), {0, 25, 1}, 2.0, {});
+  EXPECT_EQ(i.item.modality, "image");
+  EXPECT_EQ(i.item.budget_tokens, 280);
+  EXPECT_EQ(i.item.tokens, 256);
+  images.mm_processor_kwargs = R"({"max_soft_tokens": 1120})";
+  EXPECT_EQ(engine::encoder_profile(m, images, settings(8192, 256, 8192), {0, 25, 1}, 2.0, {}).item.tokens, 1089);
+  // Text-only mode keeps the embedders: vLLM builds them outside the tower marker.
+  VllmFlags text_only;
+  text_only.language_model_only = true;
+  EXPECT_FALSE(engine::skips_tower_weights(m, text_only, {0, 25, 1}));
+}
+
 }  // namespace
 }  // namespace headroom

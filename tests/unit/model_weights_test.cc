@@ -275,5 +275,22 @@ TEST(SynthesizeWeights, MiMoV2FlashVAndSlidingLayersTakeTheirOwnWidths) {
   EXPECT_EQ(shape("1.self_attn.v_proj"), (std::vector<std::int64_t>{1024, 4096}));
 }
 
+// Gemma 4 12B's encoder-free front end (gemma4_unified.py) at transformers' defaults, which its
+// config leaves in place: patch_ln1 over 48² × 3 = 6,912 (13,824), patch_dense 6,912 → 3,840 with
+// bias (26,545,920), patch_ln2 and pos_norm (7,680 each), the positional table 1,120 × 2 × 3,840
+// (8,601,600) and embed_vision's projection 3,840 → 3,840 (14,745,600): 49,922,304 parameters.
+TEST(SynthesizeWeights, Gemma4UnifiedCountsItsPatchEmbedders) {
+  ModelSpec m = model("google/gemma-4-12B-it");
+  WeightsInventory inv = synthesize_weights(m);
+  std::int64_t params = 0;
+  for (const auto& t : inv.tensors) {
+    if (!t.name.starts_with("vision_embedder.") && !t.name.starts_with("embed_vision.")) continue;
+    std::int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    params += n;
+  }
+  EXPECT_EQ(params, 49'922'304);
+}
+
 }  // namespace
 }  // namespace headroom
