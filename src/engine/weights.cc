@@ -135,6 +135,19 @@ bool k_fills_v(const ModelSpec& model, int layer, std::string_view name) {
          model.layer_kind(layer) == LayerKind::full_attention && contains(name, "self_attn.k_proj.");
 }
 
+// The share of a layer's K/V projections one TP rank holds: its KV heads split over the ranks, or
+// replicated on each when there are fewer heads than ranks (QKVParallelLinear's
+// num_kv_head_replicas). Layers with their own shape (Gemma 4's full-attention layers, MiMo-V2's
+// sliding ones) count their own heads.
+double layer_kv_fraction(const ModelSpec& model, int layer, int tp) {
+  const LayerKind kind = model.layer_kind(layer);
+  const auto& own = kind == LayerKind::full_attention      ? model.full_attention_shape
+                    : kind == LayerKind::sliding_attention ? model.sliding_attention_shape
+                                                           : std::optional<AttentionShape>{};
+  const int heads = own && own->num_kv_heads > 0 ? own->num_kv_heads : std::max(1, model.num_kv_heads);
+  return 1.0 / std::min(tp, heads);
+}
+
 bool phi4mm_not_loaded(std::string_view name, const ModelSpec& model) {
   if (contains(name, "lora")) return true;
   const auto at = name.find("img_processor.");
@@ -350,7 +363,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
       case Shard::row_bias: break;
       case Shard::column:
       case Shard::row: per_rank = bytes / tp; break;
-      case Shard::kv_heads: per_rank = bytes * kv_fraction; break;
+      case Shard::kv_heads: per_rank = bytes * (layer ? layer_kv_fraction(model, *layer, tp) : kv_fraction); break;
       case Shard::qkv_fused:
         per_rank = bytes * (q_dims / (q_dims + kv_dims)) / tp + bytes * (kv_dims / (q_dims + kv_dims)) * kv_fraction;
         break;

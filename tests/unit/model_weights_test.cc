@@ -292,5 +292,22 @@ TEST(SynthesizeWeights, Gemma4UnifiedCountsItsPatchEmbedders) {
   EXPECT_EQ(params, 49'922'304);
 }
 
+// QKVParallelLinear replicates KV heads when a layer has fewer than the TP ranks: at TP 2 a
+// Gemma 4 12B sliding layer's k_proj (8 heads × 256 × 3840, bf16: 15,728,640 bytes) is halved,
+// while a full-attention layer's (1 global head × 512 × 3840: 3,932,160 bytes, loaded into the V
+// slot too) stays whole on each rank: 7,864,320 + 2 × 3,932,160 per rank.
+TEST(StageWeights, KvHeadsFewerThanRanksAreReplicatedPerLayer) {
+  ModelSpec m = model("google/gemma-4-12B-it");
+  WeightsInventory files;
+  files.exact = true;
+  files.tensors.push_back({"language_model.model.layers.0.self_attn.k_proj.weight", "BF16", {2048, 3840}, 15'728'640});
+  files.tensors.push_back({"language_model.model.layers.5.self_attn.k_proj.weight", "BF16", {512, 3840}, 3'932'160});
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  plan.tensor_parallel_size = 2;
+  const auto stage = engine::stage_weights(m, files, plan).front();
+  EXPECT_EQ(stage.layer_bytes, Bytes{7'864'320} + 2 * Bytes{3'932'160});
+}
+
 }  // namespace
 }  // namespace headroom
