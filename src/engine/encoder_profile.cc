@@ -36,7 +36,8 @@ Family family_of(const ModelSpec& m) {
   const std::string& a = m.architecture;
   const std::string& vt = m.vision->model_type;
   if (has(a, "Qwen2VL") || has(a, "Qwen2_5_VL") || has(a, "Qwen3VL") || has(a, "Qwen3_5") || has(a, "DotsOCR") ||
-      has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || has(a, "PaddleOCRVL") || vt.starts_with("qwen") || vt == "dots_vit")
+      has(a, "Qwen2_5Omni") || has(a, "Qwen3Omni") || has(a, "PaddleOCRVL") || a.starts_with("Keye") || vt.starts_with("qwen") ||
+      vt == "dots_vit")
     return Family::qwen_dynamic;
   if (has(a, "Phi3VForCausalLM")) return Family::phi3v_crops;
   if (a == "Phi4MMForCausalLM") return Family::phi4mm_crops;
@@ -70,6 +71,10 @@ Family family_of(const ModelSpec& m) {
 // 12845056 with 32 × 32-pixel tokens (12,544).
 std::int64_t qwen_default_max_pixels(const ModelSpec& m) {
   const std::string& a = m.architecture;
+  // Keye-VL (keye.py: min/max_pixels from the release's image processor, no vLLM default):
+  // Keye-VL-8B-Preview's preprocessor_config.json writes max_pixels 1,003,520 (1,280 tokens of
+  // 28 × 28), the remote processor's default too.
+  if (a.starts_with("Keye")) return 1'003'520;
   // PaddleOCR-VL's release: max_pixels 2,822,400 (3,600 tokens of 28 × 28; paddleocr_vl.py sizes
   // its dummy with Qwen2-VL's smart_resize under it).
   if (has(a, "PaddleOCRVL")) return 2'822'400;
@@ -187,8 +192,10 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
   const double mlp = 2.0 * h + (gated ? 3.0 : 2.0) * I / shard;
   const double attention = 2.0 * h + 5.0 * h / shard;
   const double patch = v.patch_size > 0 ? v.patch_size : 14;
-  const double frames =
-      family == Family::qwen_dynamic || family == Family::glm4v ? (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2) : 1;
+  // Keye-VL's processing info takes temporal_patch_size 1 whatever its config writes (keye.py).
+  const double frames = (family == Family::qwen_dynamic || family == Family::glm4v) && !m.architecture.starts_with("Keye")
+                            ? (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2)
+                            : 1;
   const double pixels = 3.0 * frames * patch * patch;
   return dtype_bytes * (std::max(mlp, attention) + pixels);
 }

@@ -670,5 +670,21 @@ TEST(EncoderProfile, Gemma4UnifiedProjectsPatchesWithoutATower) {
   EXPECT_FALSE(engine::skips_tower_weights(m, text_only, {0, 25, 1}));
 }
 
+// Keye-VL (keye.py) sizes its dummy as Qwen2-VL does, from the release processor's max_pixels
+// 1,003,520: a 980² square (35 × 28), 70² = 4,900 patches of 14², 1,225 tokens after the 2 × 2
+// merge; 8,192 // 1,225 = 6 images in one packed call. Its processing info takes
+// temporal_patch_size 1 whatever the config writes, so a patch carries 3 × 14² pixels: the plain
+// SigLIP MLP's 2 × 1,152 + 2 × 4,304 = 10,912 values plus 588, 23,000 bytes in bf16.
+TEST(EncoderProfile, KeyeVlSizesItsDummyAsQwen2VlDoes) {
+  auto m = parse_model_config_text(test_support::k_keye_vl_8b_preview, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 40960), {0, 11, 0}, 2.0, {});
+  EXPECT_FALSE(p.family_unsized);
+  EXPECT_EQ(p.item.patches, 4900);
+  EXPECT_EQ(p.item.tokens, 1225);
+  EXPECT_EQ(p.items, 6);
+  EXPECT_EQ(p.encoder_peak, Bytes{6} * 4900 * 23000);
+}
+
 }  // namespace
 }  // namespace headroom

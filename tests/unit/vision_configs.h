@@ -96,4 +96,14 @@ inline constexpr const char* k_ovis25_9b = R"({"architectures": ["Ovis2_5"], "mo
       "num_hidden_layers": 27, "num_attention_heads": 16, "patch_size": 16, "image_size": 512,
       "hidden_stride": 2, "temporal_patch_size": 1, "num_patches": -1}})";
 
+// Keye-VL-8B-Preview's config.json as its release writes the widths (a SigLIP-NaViT tower beside
+// a Qwen3-8B language model).
+inline constexpr const char* k_keye_vl_8b_preview = R"({"architectures": ["KeyeForConditionalGeneration"],
+    "model_type": "Keye", "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960,
+    "vocab_size": 151936, "torch_dtype": "bfloat16", "tie_word_embeddings": false,
+    "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+      "num_attention_heads": 16, "patch_size": 14, "image_size": 384, "spatial_merge_size": 2,
+      "temporal_patch_size": 2}})";
+
 }  // namespace headroom::test_support
