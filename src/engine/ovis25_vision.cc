@@ -51,8 +51,10 @@ std::optional<EncoderItem> ovis25_video_item(const ModelSpec& model, const VllmF
   if (mm_limit(flags, "video") == 0) return std::nullopt;
   const EncoderItem image = ovis25_image_item(model, flags);
   if (image.patches <= 0) return std::nullopt;
-  // get_num_image_tokens counts patches per frame; the frames fill max_model_len with them.
-  const std::int64_t frames = std::min<std::int64_t>(max_model_len / image.patches, 1 << 16);
+  // get_num_image_tokens counts the patches of the hard-coded 1792² size per frame (no resize);
+  // the frames fill max_model_len with them and are then processed at the resized size.
+  const std::int64_t grid = k_dummy_side / patch_of(*model.vision);
+  const std::int64_t frames = std::min<std::int64_t>(max_model_len / (grid * grid), 1 << 16);
   if (frames < 2) return std::nullopt;
   const std::int64_t stride = stride_of(*model.vision);
   EncoderItem video;

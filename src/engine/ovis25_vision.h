@@ -22,8 +22,8 @@ EncoderItem ovis25_image_item(const ModelSpec& model, const VllmFlags& flags);
 
 // The dummy video vLLM may profile instead (get_supported_mm_limits: one video per prompt):
 // get_num_frames_with_most_features fills the sequence with frames of the dummy image's size,
-// counting get_num_image_tokens' patches (not the merged tokens) per frame, so the video reaches
-// max_model_len / patches-per-frame frames. Each frame is its own attention sequence. nullopt when
+// counting get_num_image_tokens' patches of the 1792² size (not the merged tokens, not resized)
+// per frame, so the video reaches max_model_len / 12,544 frames at 16-pixel patches. Each frame is its own attention sequence. nullopt when
 // that is a single frame (then the video is no larger than the image) or video is limited to 0.
 std::optional<EncoderItem> ovis25_video_item(const ModelSpec& model, const VllmFlags& flags, std::int64_t max_model_len);
 

@@ -273,7 +273,8 @@ Result<bool> read_ovis_fields(const ConfigReader& top, const ConfigReader& vc, V
 // a patch projection of (patch_size × pooling_kernel_size)² × 3 pixels to mm_embed_dim, a
 // positional table of mm_posemb_size × 2 rows and the embedder into the language model from
 // output_proj_dims. Absent keys take transformers' Gemma4UnifiedVisionConfig defaults (3840,
-// 1120, mm_embed_dim), which the release's safetensors count matches to 256 parameters. Kept in
+// 1120, mm_embed_dim): with embed_audio's 640 → 3840 they come within 256 parameters of the
+// multimodal share of the release's safetensors count (data/models.jsonl's note). Kept in
 // hidden_size, num_position_embeddings and out_hidden_size; depth stays 0.
 Result<bool> read_gemma4_unified_embedder(const ConfigReader& vc, VisionConfig& v) {
   HR_TRY(dim, get_number_in(vc, "mm_embed_dim", 1.0, 1 << 16));
