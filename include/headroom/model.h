@@ -144,6 +144,10 @@ struct VisionConfig {
   int max_frames = 0;
   std::int64_t video_max_pixels = 0;  // video_preprocessor_config.json's size.longest_edge (GLM-4.xV's video processor budget)
   int max_tiles = 0;                 // Llama 4: max_patches; InternVL: max_dynamic_patch (the most tiles one image is cut into)
+  // DeepSeek-VL2: the local tile grid (rows × columns of 384² tiles) of the candidate resolution
+  // with the most tokens (candidate_resolutions), which vLLM's dummy image takes.
+  int tile_rows = 0;
+  int tile_cols = 0;
   bool thumbnail_tile = false;       // InternVL: use_thumbnail (one more whole-image tile when an image has several)
   bool qkv_bias = true;              // InternViT: qkv_bias
   bool qk_norm = false;              // InternViT: qk_normalization (the 6B tower)

@@ -26,12 +26,13 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, gemma3n, ovis25, gemma4_unified, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, deepseek_vl2, gemma3n, ovis25, gemma4_unified, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (m.vision && m.architecture == "DeepseekOCRForCausalLM") return Family::deepseek_ocr;  // its config gives no widths
   if (m.vision && m.vision->model_type == "gemma3n_vision") return Family::gemma3n;         // a timm CNN, no widths
   if (m.vision && m.vision->model_type == "gemma4_unified_vision") return Family::gemma4_unified;  // no tower
+  if (m.vision && m.vision->model_type == "deepseek_vl2_siglip") return Family::deepseek_vl2;
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
   const std::string& a = m.architecture;
   const std::string& vt = m.vision->model_type;
@@ -187,7 +188,9 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
   // MoonViT's linears are not split by TP (kimi_vl.py: "We only do sharding for language model and
   // not vision model for now"), nor Gemma 4's (transformers' module; replaced by vLLM's parallel
   // layers in #43798, June 2026, not modelled).
-  const bool replicated = data_parallel_encoder || family == Family::moonvit || family == Family::gemma4;
+  // DeepSeek-VL2's timm tower is plain torch modules (deepseek_vl2.py; late 2026 releases split its
+  // MLP by TP, not followed: the estimate keeps the whole tower on each rank).
+  const bool replicated = data_parallel_encoder || family == Family::moonvit || family == Family::gemma4 || family == Family::deepseek_vl2;
   const double shard = replicated ? 1.0 : static_cast<double>(std::max(1, tp));
   const double mlp = 2.0 * h + (gated ? 3.0 : 2.0) * I / shard;
   const double attention = 2.0 * h + 5.0 * h / shard;
@@ -299,6 +302,23 @@ void glm4v_tied_reading(EncoderProfile& p, const ModelSpec& model, const VllmFla
   p.other_reading_why = "GLM-4.xV's dummy image and video count the same tokens here and vLLM's tie-break between them "
                         "changed over these releases: profiling the " + tied->source + " would take " +
                         util::fixed(to_gib(p.other_reading), 2) + " GiB more";
+}
+
+// DeepSeek-VL2's dummy image (deepseek_vl2.py): the candidate resolution with the most tokens
+// (VisionConfig::tile_rows × tile_cols of 384² tiles, 9 × 1 in the release) is cut into its local
+// tiles and a global view, all encoded in one call; timm pads each 384² tile to 392² (28² = 784
+// patches of 14²). Tokens: the global view's 14 × 15, the separator and (rows × 14) × (cols × 14 + 1).
+EncoderItem deepseek_vl2_item(const ModelSpec& m) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  const std::int64_t rows = std::max(1, v.tile_rows), cols = std::max(1, v.tile_cols), side = (v.image_size + v.patch_size - 1) / v.patch_size;
+  item.modality = "image";
+  item.attention_span = side * side;
+  item.patches = (1 + rows * cols) * item.attention_span;
+  item.tokens = 14 * 15 + 1 + (rows * 14) * (cols * 14 + 1);
+  item.source = std::to_string(cols * 384) + "x" + std::to_string(rows * 384) + " pixels: " + std::to_string(rows * cols) +
+                " tiles of 384² and the global view (the config's candidate_resolutions)";
+  return item;
 }
 
 // Gemma 4 12B's dummy item (gemma4_unified.py get_mm_max_tokens_per_item, Gemma 4's dummy
@@ -434,6 +454,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::gemma3n        ? gemma3n_item(model)
          : family == Family::ovis25         ? ovis25_image_item(model, flags)
          : family == Family::gemma4_unified ? gemma4_unified_item(model, flags)
+         : family == Family::deepseek_vl2   ? deepseek_vl2_item(model)
                                             : fixed_item(model, family);
 }
 

@@ -48,15 +48,16 @@ bool is_vision(std::string_view n) {
   // multi_modal_projector), Gemma 3n (embed_vision, embed_audio, audio_tower), InternVL (mlp1.),
   // MiniCPM-V (vpm., resampler.), Phi-3.5-vision and Phi-4-multimodal (img_processor,
   // embed_tokens_extend), GLM-4.xV (vision.), Idefics3 / SmolVLM (connector.modality_projection),
-  // PaddleOCR-VL (mlp_AR.), DeepSeek-OCR / DeepSeek-VL2 (sam_model., projector.layers, view_seperator),
-  // Ovis2.5 (visual_tokenizer., vte.).
+  // PaddleOCR-VL (mlp_AR.), DeepSeek-OCR / DeepSeek-VL2 (sam_model., projector.layers, view_seperator,
+  // vision.), Ovis2.5 (visual_tokenizer., vte.).
   for (auto p : {"vision_tower", "visual.", "vision_model", "multi_modal_projector", "mm_projector", "vision_encoder",
                  "image_newline", "audio_tower", "patch_merger", "vision_embed", "vision_language_adapter",
                  "embed_vision", "vision_projection", "embed_audio", "audio_model", "vpm.", "resampler.",
                  "img_processor", "embed_tokens_extend", "transformer.vision.", "connector.modality_projection",
                  "mlp_AR.", "sam_model.", "projector.layers", "view_seperator", "visual_tokenizer."})
     if (contains(n, p)) return true;
-  return n.starts_with("vte.");  // Ovis2.5's visual embedding table
+  // Ovis2.5's visual embedding table; DeepSeek-VL2's timm tower (vision.blocks.N: not decoder layers).
+  return n.starts_with("vte.") || n.starts_with("vision.");
 }
 
 Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {

@@ -286,7 +286,57 @@ Result<bool> read_gemma4_unified_embedder(const ConfigReader& vc, VisionConfig& 
   return true;
 }
 
+// DeepSeek-VL2 (deepseek_vl2.py): vLLM builds timm's vit_so400m_patch14_siglip_384 whatever
+// vision_config writes (width 1152, 27 blocks, MLP 4304, 16 heads, 14-pixel patches, 384² tiles),
+// with the MlpProjector to projector_config.n_embed (downsample_ratio 2). The dummy image is the
+// candidate resolution with the most tokens (ProcessingInfo.get_image_size_with_most_features):
+// a global view of 14 × 15 tokens, the separator, and (rows × 14) × (cols × 14 + 1) local tokens.
+Result<bool> is_deepseek_vl2(const ConfigReader& top) {
+  HR_TRY(archs, top.get_string_list("architectures"));
+  return archs && std::find(archs->begin(), archs->end(), "DeepseekVLV2ForCausalLM") != archs->end();
+}
+
+Result<std::optional<VisionConfig>> read_deepseek_vl2_vision(const ConfigReader& top) {
+  VisionConfig v;
+  v.model_type = "deepseek_vl2_siglip";
+  v.hidden_size = 1152;
+  v.intermediate_size = 4304;
+  v.num_heads = 16;
+  v.depth = 27;
+  v.patch_size = 14;
+  v.image_size = 384;
+  v.spatial_merge_size = 2;
+  v.tile_rows = v.tile_cols = 1;  // DeepseekVLV2Config's default candidate_resolutions ((384, 384),)
+  if (auto projector = top.child("projector_config")) {
+    HR_TRY(embed, get_number_in(*projector, "n_embed", 1.0, 1 << 16));
+    if (embed) v.out_hidden_size = static_cast<int>(*embed);
+  }
+  // Candidates are [height, width] pairs of whole 384² tiles; bounded far above the release's
+  // (23 candidates of at most 9 tiles) so the token arithmetic stays small.
+  auto it = top.json().find("candidate_resolutions");
+  if (it == top.json().end()) return std::optional<VisionConfig>(v);
+  const auto refused = [&] {
+    return tl::unexpected(top.type_error("candidate_resolutions", "a list of at most 256 [height, width] pairs of 384 to 24,576 pixels"));
+  };
+  if (!it->is_array() || it->size() > 256) return refused();
+  std::int64_t best = -1;
+  for (const auto& pair : *it) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !pair[1].is_number_integer()) return refused();
+    const std::int64_t h = pair[0].get<std::int64_t>(), w = pair[1].get<std::int64_t>();
+    if (h < 384 || w < 384 || h > 384 * 64 || w > 384 * 64) return refused();
+    const std::int64_t rows = h / 384, cols = w / 384, tokens = (rows * 14) * (cols * 14 + 1);
+    if (tokens > best) {
+      best = tokens;
+      v.tile_rows = static_cast<int>(rows);
+      v.tile_cols = static_cast<int>(cols);
+    }
+  }
+  return std::optional<VisionConfig>(v);
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
+  HR_TRY(deepseek_vl2, is_deepseek_vl2(top));
+  if (deepseek_vl2) return read_deepseek_vl2_vision(top);
   auto vc = top.child("vision_config");
   if (!vc) {
     HR_TRY(ovis, is_ovis2_5(top));

@@ -907,8 +907,45 @@ void add_gemma4_unified_embedders(Builder& b, const ModelSpec& m) {
   b.dense("embed_vision.embedding_projection.weight", {m.hidden_size, out});
 }
 
+// DeepSeek-VL2's tower (deepseek_vl2.py): timm's vit_so400m_patch14_siglip_384 with its fixed
+// widths (patch embedding, 27 × 27 position table, pre-norm blocks with fused qkv and a plain
+// MLP, final norm) and the attention-pool head timm builds for global_pool "map" though it never
+// runs (latent, q, kv, proj, norm, MLP); the MlpProjector from the 2 × 2-unfolded width to n_embed
+// and on, and the image_newline and view_seperator vectors.
+void add_deepseek_vl2_vision(Builder& b, const ModelSpec& m) {
+  const auto& v = *m.vision;
+  const std::int64_t w = v.hidden_size, inter = v.intermediate_size, patch = v.patch_size, grid = v.image_size / v.patch_size;
+  const std::int64_t embed = v.out_hidden_size > 0 ? v.out_hidden_size : m.hidden_size, merged = w * 4;
+  const std::string p = "vision.";
+  b.dense(p + "patch_embed.proj.weight", {w, 3, patch, patch});
+  b.dense(p + "patch_embed.proj.bias", {w});
+  b.dense(p + "pos_embed", {1, grid * grid, w});
+  for (int i = 0; i < v.depth; ++i) {
+    const std::string l = p + "blocks." + std::to_string(i) + ".";
+    layer_norm(b, l + "norm1", w);
+    linear_bias(b, l + "attn.qkv", 3 * w, w);
+    linear_bias(b, l + "attn.proj", w, w);
+    layer_norm(b, l + "norm2", w);
+    linear_bias(b, l + "mlp.fc1", inter, w);
+    linear_bias(b, l + "mlp.fc2", w, inter);
+  }
+  layer_norm(b, p + "norm", w);
+  b.dense(p + "attn_pool.latent", {1, 1, w});
+  linear_bias(b, p + "attn_pool.q", w, w);
+  linear_bias(b, p + "attn_pool.kv", 2 * w, w);
+  linear_bias(b, p + "attn_pool.proj", w, w);
+  layer_norm(b, p + "attn_pool.norm", w);
+  linear_bias(b, p + "attn_pool.mlp.fc1", inter, w);
+  linear_bias(b, p + "attn_pool.mlp.fc2", w, inter);
+  linear_bias(b, "projector.layers.0", embed, merged);
+  linear_bias(b, "projector.layers.2", embed, embed);
+  b.dense("image_newline", {embed});
+  b.dense("view_seperator", {embed});
+}
+
 void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
+  if (v.model_type == "deepseek_vl2_siglip") return add_deepseek_vl2_vision(b, m);
   if (m.architecture == "DeepseekOCRForCausalLM") return add_deepencoder(b, m);
   if (v.model_type == "gemma4_unified_vision" && v.hidden_size > 0) return add_gemma4_unified_embedders(b, m);
   if (v.depth <= 0 || v.hidden_size <= 0) return;  // summary too thin to size the tower

@@ -686,5 +686,28 @@ TEST(EncoderProfile, KeyeVlSizesItsDummyAsQwen2VlDoes) {
   EXPECT_EQ(p.encoder_peak, Bytes{6} * 4900 * 23000);
 }
 
+// DeepSeek-VL2 (deepseek_vl2.py): the candidate with the most tokens is 384 wide and 3456 tall
+// (9 × 1 tiles: 210 + 1 + 126 × 15 = 2,101 tokens, against 3 × 3's 42 × 43 + 211 = 2,017); its 9
+// tiles and the global view are 384², which timm pads to 392²: 10 × 784 patches in one call;
+// 8,192 // 2,101 = 3 images. timm's so400m block is widest in its plain MLP (2 × 1152 + 2 × 4304)
+// beside the 3 × 14² pixels: 11,500 values, 23,000 bytes per patch on every rank.
+TEST(EncoderProfile, DeepseekVl2ProfilesItsTallestCandidate) {
+  auto m = parse_model_config_text(test_support::k_deepseek_vl2_tiny, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 4096), {0, 11, 0}, 2.0, {});
+  EXPECT_FALSE(p.family_unsized);
+  EXPECT_EQ(p.item.tokens, 2101);
+  EXPECT_EQ(p.item.patches, 7840);
+  EXPECT_EQ(p.items, 3);
+  EXPECT_EQ(p.encoder_peak, Bytes{3} * 7840 * 23000);
+  // A hostile candidate list is refused with its key.
+  std::string hostile = test_support::k_deepseek_vl2_tiny;
+  hostile.replace(hostile.find("[3456, 384]]"), 12, "[3456, 99999999]]");
+  auto refused = parse_model_config_text(hostile, "config.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("candidate_resolutions"), std::string::npos) << refused.error().message;
+}
+
 }  // namespace
 }  // namespace headroom

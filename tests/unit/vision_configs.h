@@ -106,4 +106,22 @@ inline constexpr const char* k_keye_vl_8b_preview = R"({"architectures": ["KeyeF
       "num_attention_heads": 16, "patch_size": 14, "image_size": 384, "spatial_merge_size": 2,
       "temporal_patch_size": 2}})";
 
+// A DeepSeek-VL2 config in the releases' layout: the tiny model's DeepseekV2 language model (the
+// one DeepSeek-OCR shares), projector n_embed 1280 and candidate resolutions of 384² tiles (a part
+// of the release's m × n ≤ 9 set); vision_config's widths are what vLLM ignores.
+inline constexpr const char* k_deepseek_vl2_tiny = R"({"architectures": ["DeepseekVLV2ForCausalLM"], "model_type": "deepseek_vl_v2",
+ "candidate_resolutions": [[384, 384], [384, 768], [768, 384], [1152, 1152], [384, 3456], [3456, 384]],
+ "language_config": {"architectures": ["DeepseekV2ForCausalLM"], "first_k_dense_replace": 1, "hidden_size": 1280,
+   "intermediate_size": 6848, "kv_lora_rank": null, "max_position_embeddings": 4096, "moe_intermediate_size": 896,
+   "n_group": 1, "n_routed_experts": 64, "n_shared_experts": 2, "num_attention_heads": 10, "num_experts_per_tok": 6,
+   "num_hidden_layers": 12, "num_key_value_heads": 10, "q_lora_rank": null, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0,
+   "topk_group": 1, "topk_method": "greedy", "torch_dtype": "bfloat16", "use_mla": false, "v_head_dim": 0, "vocab_size": 129280},
+ "projector_config": {"model_type": "mlp_projector", "n_embed": 1280, "projector_type": "downsample_mlp_gelu", "downsample_ratio": 2},
+ "tile_tag": "2D", "torch_dtype": "bfloat16",
+ "vision_config": {"layers": 27, "mlp_ratio": 3.7362, "model_name": "siglip_so400m_patch14_384", "patch_size": 14, "width": 1152},
+ "first_k_dense_replace": 1, "hidden_size": 1280, "intermediate_size": 6848, "kv_lora_rank": null, "max_position_embeddings": 4096,
+ "moe_intermediate_size": 896, "n_group": 1, "n_routed_experts": 64, "n_shared_experts": 2, "num_attention_heads": 10,
+ "num_experts_per_tok": 6, "num_hidden_layers": 12, "num_key_value_heads": 10, "q_lora_rank": null, "qk_nope_head_dim": 0,
+ "qk_rope_head_dim": 0, "topk_group": 1, "topk_method": "greedy", "use_mla": false, "v_head_dim": 0, "vocab_size": 129280})";
+
 }  // namespace headroom::test_support

@@ -593,5 +593,31 @@ TEST(VisionWeights, VisionConfigKeysOfEveryFamilyAreRead) {
   EXPECT_NE(hostile.error().message.find("vision_config.depth"), std::string::npos) << hostile.error().message;
 }
 
+// DeepSeek-VL2's tower is timm's vit_so400m_patch14_siglip_384 whatever vision_config writes:
+// patch embedding 1152 × 3 × 14² + 1152 (678,528), position table 729 × 1152 (839,808), 27 blocks
+// of 15,239,504, the final norm (2,304): 412,987,248, and the unused attention pool (latent 1,152,
+// q 1,328,256, kv 2,656,512, proj 1,328,256, norm 2,304, MLP 4,962,512 + 4,959,360: 15,238,352).
+// The MlpProjector 4608 → 1280 → 1280 with biases (7,539,200), image_newline and view_seperator
+// (2 × 1280). Its blocks are not decoder layers: all 27 load though the language model has 12.
+TEST(VisionWeights, DeepseekVl2CountsItsTimmTowerWhateverItsConfigWrites) {
+  auto m = parse_model_config_text(test_support::k_deepseek_vl2_tiny, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "vision."), 412987248 + 15238352);
+  EXPECT_EQ(params_with_prefix(inv, "projector.layers."), 7539200);
+  WeightsInventory text = inv;
+  text.tensors.clear();
+  text.total_bytes = 0;
+  for (const auto& t : inv.tensors)
+    if (!t.name.starts_with("vision.") && !t.name.starts_with("projector.") && t.name != "image_newline" && t.name != "view_seperator") {
+      text.tensors.push_back(t);
+      text.total_bytes += t.bytes;
+    }
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  EXPECT_EQ(engine::stage_weights(*m, inv, plan).front().bytes - engine::stage_weights(*m, text, plan).front().bytes,
+            2LL * (412987248 + 15238352 + 7539200 + 2 * 1280));
+}
+
 }  // namespace
 }  // namespace headroom
