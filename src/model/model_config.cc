@@ -188,17 +188,24 @@ Result<bool> is_phi4mm(const ConfigReader& top) {
   return archs && std::find(archs->begin(), archs->end(), "Phi4MMForCausalLM") != archs->end();
 }
 
-Result<std::optional<VisionConfig>> read_phi4mm_vision(const ConfigReader& top) {
-  HR_TRY(phi4mm, is_phi4mm(top));
-  if (!phi4mm) return std::optional<VisionConfig>{};
+// SigLIP-so400m's widths (1152 wide, MLP 4304, 16 heads, 14-pixel patches), for the model files
+// that build it from fixed settings rather than from their config.
+VisionConfig siglip_so400m(std::string type, int depth, int image_size) {
   VisionConfig v;
-  v.model_type = "phi4mm_siglip";
+  v.model_type = std::move(type);
   v.hidden_size = 1152;
   v.intermediate_size = 4304;
   v.num_heads = 16;
-  v.depth = 26;
+  v.depth = depth;
   v.patch_size = 14;
-  v.image_size = 448;
+  v.image_size = image_size;
+  return v;
+}
+
+Result<std::optional<VisionConfig>> read_phi4mm_vision(const ConfigReader& top) {
+  HR_TRY(phi4mm, is_phi4mm(top));
+  if (!phi4mm) return std::optional<VisionConfig>{};
+  VisionConfig v = siglip_so400m("phi4mm_siglip", 26, 448);
   if (auto embd = top.child("embd_layer")) {
     if (auto image = embd->child("image_embd_layer")) {
       HR_TRY(crop, get_number_in(*image, "crop_size", 14.0, 4096.0));
@@ -297,14 +304,7 @@ Result<bool> is_deepseek_vl2(const ConfigReader& top) {
 }
 
 Result<std::optional<VisionConfig>> read_deepseek_vl2_vision(const ConfigReader& top) {
-  VisionConfig v;
-  v.model_type = "deepseek_vl2_siglip";
-  v.hidden_size = 1152;
-  v.intermediate_size = 4304;
-  v.num_heads = 16;
-  v.depth = 27;
-  v.patch_size = 14;
-  v.image_size = 384;
+  VisionConfig v = siglip_so400m("deepseek_vl2_siglip", 27, 384);
   v.spatial_merge_size = 2;
   v.tile_rows = v.tile_cols = 1;  // DeepseekVLV2Config's default candidate_resolutions ((384, 384),)
   if (auto projector = top.child("projector_config")) {
