@@ -395,12 +395,12 @@ int main(int argc, char** argv) {
       if (len && static_cast<std::int64_t>(*len) != p->settings.max_model_len) conc = -1;  // different length
       if (conc >= 0) add("concurrency", conc, "observed_max_concurrency");
     }
+    // The ranges are about the stage that sets the block count (p->memory); vLLM logs rank 0's
+    // (`m`): the same range, moved by the difference of their predicted KV caches.
+    const double shift = to_gib(m.kv_cache) - to_gib(p->memory.kv_cache);
     // Every row: does the stated KV range (Prediction::kv_range) hold what vLLM logged?
     if (auto okv = num(r, "observed_kv_cache_gib"); okv && *okv > 0) {
       ++stated_rows;
-      // The range is about the stage that sets the block count (p->memory); vLLM logs rank 0's
-      // (`m`): the same range, moved by the difference of their predicted KV caches.
-      const double shift = to_gib(m.kv_cache) - to_gib(p->memory.kv_cache);
       const double lo = to_gib(p->kv_range.kv_cache_low) + shift, hi = to_gib(p->kv_range.kv_cache_high) + shift;
       stated_widths.push_back((hi - lo) / *okv * 100.0);
       if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++stated_hits;
@@ -409,7 +409,6 @@ int main(int argc, char** argv) {
     // Rows outside the calibrated region: does the printed KV range hold what vLLM logged?
     if (auto okv = num(r, "observed_kv_cache_gib"); okv && p->uncertainty) {
       ++range_rows;
-      const double shift = to_gib(m.kv_cache) - to_gib(p->memory.kv_cache);
       const double lo = to_gib(p->uncertainty->kv_cache_low) + shift, hi = to_gib(p->uncertainty->kv_cache_high) + shift;
       if (*okv > 0) range_widths.push_back((hi - lo) / *okv * 100.0);
       if (*okv >= lo - 0.005 && *okv <= hi + 0.005) ++range_hits;

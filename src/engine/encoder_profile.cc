@@ -195,10 +195,8 @@ double peak_bytes_per_patch(const ModelSpec& m, Family family, int tp, bool data
   const double mlp = 2.0 * h + (gated ? 3.0 : 2.0) * I / shard;
   const double attention = 2.0 * h + 5.0 * h / shard;
   const double patch = v.patch_size > 0 ? v.patch_size : 14;
-  // Keye-VL's processing info takes temporal_patch_size 1 whatever its config writes (keye.py).
-  const double frames = (family == Family::qwen_dynamic || family == Family::glm4v) && !m.architecture.starts_with("Keye")
-                            ? (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2)
-                            : 1;
+  const double frames =
+      family == Family::qwen_dynamic || family == Family::glm4v ? (v.temporal_patch_size > 0 ? v.temporal_patch_size : 2) : 1;
   const double pixels = 3.0 * frames * patch * patch;
   return dtype_bytes * (std::max(mlp, attention) + pixels);
 }

@@ -410,6 +410,8 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   const bool glm4v = archs && !archs->empty() && archs->front().starts_with("Glm4v");
   if (attention_bias) v.qkv_bias = *attention_bias;
   else if (glm4v) v.qkv_bias = false;
+  // Keye-VL's processing info takes temporal_patch_size 1 whatever its config writes (keye.py).
+  if (archs && !archs->empty() && archs->front().starts_with("Keye")) v.temporal_patch_size = 1;
   // Gemma 3n's vision_config names a timm MobileNetV5 and no image size; its image processor's size
   // is 768 × 768 in the releases (transformers' convert_gemma3n_weights.py), the only size it takes.
   if (v.model_type == "gemma3n_vision" && v.image_size == 0) v.image_size = 768;
