@@ -18,6 +18,7 @@
 #include "engine/calibration_constants.h"
 #include "engine/empirical.h"
 #include "engine/encoder_profile.h"
+#include "engine/quant_kernels.h"
 #include "engine/uncertainty.h"
 #include "engine/vllm_defaults.h"
 #include "headroom/gpu.h"
@@ -458,6 +459,8 @@ int main(int argc, char** argv) {
       ai.max_num_batched_tokens = p->settings.max_num_batched_tokens;
       ai.dtype_bytes = p->settings.dtype == "float32" ? 4 : 2;
       ai.multimodal = engine::is_multimodal(*model);
+      ai.linear_method = engine::resolved_quantization_method(p->settings.quantization, flags.quantization.has_value(), *model, gpus.gpu);
+      ai.quant_bits = model->quantization ? model->quantization->bits : 0;
       auto act = engine::estimate_activation(*model, *version, ai);
       f["encoder_bytes"] = act.encoder;
       f["forward_bytes"] = act.forward;

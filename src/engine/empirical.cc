@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/calibration_constants.h"
+#include "engine/quant_kernels.h"
 
 namespace headroom::engine {
 
@@ -19,6 +20,19 @@ int dense_intermediate(const ModelSpec& model) {
   if (shared == 0 && model.moe->num_shared_experts > 0)
     shared = model.moe->num_shared_experts * model.moe->moe_intermediate_size;
   return shared;
+}
+
+// The per-rank shapes of the attention and dense MLP projections (QKVParallelLinear keeps at
+// least one KV head per rank).
+LinearShapes linear_shapes(const ModelSpec& model, double tp) {
+  LinearShapes s;
+  const int heads = std::max(1, model.num_attention_heads);
+  const double head_dim = model.head_dim > 0 ? model.head_dim : static_cast<double>(model.hidden_size) / heads;
+  s.hidden = model.hidden_size;
+  s.q_out = heads / tp * head_dim;
+  s.kv_out = std::max(1.0, std::floor(std::max(1, model.num_kv_heads) / tp)) * head_dim;
+  s.mlp_per_rank = dense_intermediate(model) / tp;
+  return s;
 }
 
 }  // namespace
@@ -38,6 +52,11 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
   // (I/TP) and ~4 hidden-sized buffers (residual, normed input, QKV/out projections) per token.
   const double inter = dense_intermediate(model);
   out.forward = static_cast<Bytes>(tokens * in.dtype_bytes * (3.0 * inter / tp + 4.0 * model.hidden_size));
+  // A dequantizing kernel (plain AWQ or GPTQ, bitsandbytes 4-bit) holds one whole weight in
+  // float16 beside those buffers while it multiplies.
+  out.dequantized = dequantized_linear_bytes(in.linear_method, in.quant_bits, linear_shapes(model, tp),
+                                             in.max_num_batched_tokens, in.dtype_bytes);
+  out.forward += out.dequantized;
   if (model.moe && model.moe->num_experts > 0) {
     // fused_moe intermediate caches: topk copies of each token through w13 (2I), the activation (I)
     // and w2 (H). With expert parallelism the expert width is not split.

@@ -33,12 +33,17 @@ struct ActivationInputs {
   std::optional<Bytes> encoder_pass_peak;
   std::optional<Bytes> encoder_cached_outputs;
   bool text_only = false;  // every modality limited to 0: no encoder cache at all
+  // The linear layers' kernel as vLLM resolves it (resolved_quantization_method) and the weight
+  // bits: a dequantizing kernel's whole-weight transient joins the forward pass (quant_kernels.h).
+  std::string linear_method;
+  int quant_bits = 0;
 };
 
 struct ActivationEstimate {
   Bytes total = 0;
   Bytes sampler = 0;   // [R, vocab] logits and the top-k/top-p sort path
   Bytes forward = 0;   // dense MLP / attention projections of the dummy forward
+  Bytes dequantized = 0;  // a dequantizing kernel's whole-weight transient (in forward)
   Bytes moe = 0;       // fused-MoE intermediate caches
   Bytes encoder = 0;   // multimodal encoder outputs kept in the encoder cache during the profile run
   Bytes encoder_pass = 0;  // the encoder's own peak on the dummy batch (before the language model runs)

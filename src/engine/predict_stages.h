@@ -90,6 +90,7 @@ struct RankProfile {
   Bytes encoder_pass_estimate = 0;  // the encoder pass's peak when it sets `activation` (an estimate)
   bool encoder_pass_modelled = false;  // the encoder's dummy batch was sized (encoder_profile.h)
   Bytes fusion_workspace = 0;          // FlashInfer's all-reduce fusion workspace, part of non_torch
+  Bytes runner_buffers = 0;            // v0.26+: the model runner's persistent buffers, part of non_torch
   Bytes encoder_other_reading = 0;     // what the encoder's other reading would add (EncoderProfile::other_reading)
   std::string encoder_other_reading_why;
   // vLLM runs no encoder pass at all: every modality limited to 0, --language-model-only or

@@ -4,10 +4,12 @@
 // below; a new term (another dummy pass vLLM makes before sizing the KV cache) is one more
 // function and one more line in profile_rank().
 #include <algorithm>
+#include <cmath>
 
 #include "engine/empirical.h"
 #include "engine/encoder_profile.h"
 #include "engine/predict_stages.h"
+#include "engine/quant_kernels.h"
 #include "engine/uncertainty.h"
 #include "engine/vllm_defaults.h"
 #include "util/strings.h"
@@ -36,7 +38,7 @@ EncoderProfile profile_encoder(const ModelSpec& model, const VllmFlags& flags, c
 
 // The dummy forward pass and the sampler's dummy run (gpu_model_runner.py _dummy_run,
 // _dummy_sampler_run): the torch peak they raise.
-void profile_activation(const ModelSpec& model, const VllmFlags& flags, const ResolvedConfig& config,
+void profile_activation(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, const ResolvedConfig& config,
                         const WeightPlan& plan, const RankPlace& place, const EncoderProfile& encoder, RankProfile& r) {
   const ResolvedSettings& s = config.settings;
   ActivationInputs ai;
@@ -50,6 +52,8 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   ai.multimodal = place.index == 0 && is_multimodal(model);
   ai.flashinfer_sampler = flags.use_flashinfer_sampler;
   ai.text_only = text_only_mode(model, flags);
+  ai.linear_method = resolved_quantization_method(s.quantization, flags.quantization.has_value(), model, gpu);
+  ai.quant_bits = model.quantization ? model.quantization->bits : 0;
   if (encoder.items > 0) {
     ai.encoder_pass_peak = encoder.encoder_peak;
     ai.encoder_cached_outputs = encoder.cached_outputs;
@@ -88,11 +92,36 @@ void profile_activation(const ModelSpec& model, const VllmFlags& flags, const Re
   }
 }
 
-// Kernel images and communication buffers: the non-torch increase since the init snapshot.
-void profile_non_torch(const ModelSpec& model, const GpuSpec& gpu, const ResolvedConfig& config, RankProfile& r) {
+// From v0.26 (#49208) non-KV memory is the drop in device free memory since the worker's init
+// snapshot, so the model runner's persistent buffers, allocated after that snapshot and outside
+// load_model, are in it ("consumed memory (weights + non-torch)"); before, no term counted them.
+// Model Runner V2: sample/penalties.py PenaltiesState's output_bin_counts [max_num_reqs, vocab]
+// int32 (allocated whatever the requests ask; open PR #52718 of 2026-08-18 would make it uint16)
+// and prompt_bin_mask [max_num_reqs, cdiv(vocab, 32)] int32, and structured_outputs.py's
+// grammar_bitmask [max_num_reqs, cdiv(vocab, 32)] int32, on the last pipeline stage. The V1
+// runner (gpu_model_runner.py __init__): inputs_embeds [max_num_tokens, hidden] in the model dtype
+// on every model, text-only too (#35975, which would skip it, was closed unmerged). The small
+// token- and request-sized buffers (positions, M-RoPE positions, logits indices) are left out.
+Bytes runner_buffer_bytes(const ModelSpec& model, const ResolvedConfig& config, const RankPlace& place) {
+  if (!config.era.non_kv_from_free_memory) return 0;
+  const ResolvedSettings& s = config.settings;
+  if (config.era.model_runner_v2) {
+    if (!place.last) return 0;
+    const double reqs = s.max_num_seqs, vocab = static_cast<double>(model.vocab_size);
+    return static_cast<Bytes>(reqs * vocab * 4 + 2 * reqs * std::ceil(vocab / 32) * 4);
+  }
+  return static_cast<Bytes>(static_cast<double>(s.max_num_batched_tokens) * model.hidden_size * config.model_dtype_bytes);
+}
+
+// Kernel images and communication buffers: the non-torch increase since the init snapshot; from
+// v0.26 with the runner's persistent buffers.
+void profile_non_torch(const ModelSpec& model, const GpuSpec& gpu, const ResolvedConfig& config, const RankPlace& place,
+                       RankProfile& r) {
   const ResolvedSettings& s = config.settings;
   r.fusion_workspace = allreduce_fusion_workspace_bytes(config.version, s, gpu, model.hidden_size, config.model_dtype_bytes);
-  r.non_torch = estimate_non_torch(config.version, s.tensor_parallel_size, s.pipeline_parallel_size, gpu) + r.fusion_workspace;
+  r.runner_buffers = runner_buffer_bytes(model, config, place);
+  r.non_torch = estimate_non_torch(config.version, s.tensor_parallel_size, s.pipeline_parallel_size, gpu) +
+                r.fusion_workspace + r.runner_buffers;
 }
 
 // CUDA graphs: what the full capture after the KV allocation takes, and what the profile's own
@@ -124,6 +153,7 @@ void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProf
   if (mt.non_torch) {
     r.non_torch = *mt.non_torch;
     r.fusion_workspace = 0;  // measured: whatever the run allocated is in it
+    r.runner_buffers = 0;
   }
   if (mt.cuda_graph) {
     r.graph = *mt.cuda_graph;
@@ -148,8 +178,8 @@ RankProfile profile_rank(const ModelSpec& model, const GpuSpec& gpu, const VllmF
   // and other processes.
   const EncoderDevice device{gpu.total_bytes, gpu.total_bytes - weights.resident - budget.baseline - budget.other_processes};
   const EncoderProfile encoder = profile_encoder(model, flags, config, place, device);
-  profile_activation(model, flags, config, plan, place, encoder, r);
-  profile_non_torch(model, gpu, config, r);
+  profile_activation(model, gpu, flags, config, plan, place, encoder, r);
+  profile_non_torch(model, gpu, config, place, r);
   profile_cuda_graphs(model, gpu, config, plan, place, r);
   if (options.measured) apply_measured(*options.measured, config.settings, r);
   r.kv_available = available_kv_memory(config, budget, weights.resident, r);

@@ -68,6 +68,12 @@ std::vector<std::string> report_notes(const GpuSetup& gpus, const StageResults& 
                     " per GPU: three multicast buffers rounded to 512 MiB), which vLLM compiles in at TP " +
                     std::to_string(s.tensor_parallel_size) + " on NVSwitch boards; --enforce-eager, or --compilation-config "
                     "'{\"pass_config\": {\"fuse_allreduce_rms\": false}}', leaves it out");
+  if (w.runner_buffers > 0)
+    notes.push_back("non-torch memory includes the model runner's persistent buffers (" + gib(w.runner_buffers) +
+                    std::string(r.config.era.model_runner_v2
+                                    ? ": model runner v2's penalty counts, [--max-num-seqs, vocab] int32, and its bitmasks"
+                                    : ": the V1 runner's inputs_embeds, [--max-num-batched-tokens, hidden]") +
+                    "), which vLLM counts in its consumed memory from v0.26");
   if (s.estimate_cuda_graphs)
     notes.push_back("CUDA graph memory is estimated by vLLM's profile (" + gib(w.graph_estimate) +
                     ") and subtracted from the budget before the KV cache (v0.21+); the full capture after it takes about " +

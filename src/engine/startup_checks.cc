@@ -4,6 +4,7 @@
 
 #include "engine/encoder_profile.h"
 #include "engine/gemma4_vision.h"
+#include "engine/quant_kernels.h"
 
 #include <algorithm>
 #include <cctype>
@@ -34,19 +35,9 @@ std::string not_divisible(std::int64_t numerator, std::int64_t denominator) {
   return std::to_string(numerator) + " is not divisible by " + std::to_string(denominator);
 }
 
-// The quantization method as vLLM resolves it: a checkpoint's GPTQ/AWQ runs through the Marlin
-// kernels on compute capability ≥ 8.0 (gptq_marlin.py / awq_marlin.py override_quantization_method),
-// unless the user named the plain method.
-std::string effective_quantization(const StartupCheckInputs& in, int capability) {
-  std::string q = util::to_lower(in.settings.quantization);
-  const bool user_named = in.flags.quantization.has_value();
-  if (!user_named && capability >= 80 && (q == "gptq" || q == "awq")) return q + "_marlin";
-  // ModelOpt NVFP4 checkpoints resolve to "modelopt_fp4" (modelopt.py ModelOptNvFp4Config.
-  // override_quantization_method: a quant_algo with "NVFP4" or "FP4").
-  if (q == "modelopt" && in.model.quantization && in.model.quantization->bits == 4 &&
-      util::to_lower(in.model.quantization->raw.dump()).find("fp4") != std::string::npos)
-    return "modelopt_fp4";
-  return q;
+// The quantization method as vLLM resolves it (quant_kernels.h).
+std::string effective_quantization(const StartupCheckInputs& in) {
+  return resolved_quantization_method(in.settings.quantization, in.flags.quantization.has_value(), in.model, in.gpu);
 }
 
 int weight_block(const QuantizationConfig& q, int index) {
@@ -287,7 +278,7 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
   //     minimum compute capability.
   const int capability = in.gpu.capability();
   if (!s.quantization.empty() && capability > 0 && in.gpu.vendor != "AMD" && !(guessed && !in.flags.quantization)) {
-    const std::string method = effective_quantization(in, capability);
+    const std::string method = effective_quantization(in);
     const int need = min_quantization_capability(method, in.version);
     if (need > capability)
       return config_error("quantization_unsupported_on_gpu",
@@ -385,8 +376,7 @@ std::optional<Failure> model_construction_failure(const StartupCheckInputs& in) 
   // 4. Quantized shapes per rank, checked in create_weights as each linear layer is built.
   if (!model.quantization) return std::nullopt;
   const auto& q = *model.quantization;
-  const int capability = in.gpu.capability();
-  const std::string method = effective_quantization(in, capability);
+  const std::string method = effective_quantization(in);
   const int block_n = weight_block(q, 0), block_k = weight_block(q, 1);
   if (method == "fp8" && block_n > 0 && block_k > 0) {
     // layers/quantization/utils/fp8_utils.py validate_fp8_block_shape (dense layers, v0.7+):

@@ -209,5 +209,23 @@ TEST(EmpiricalTerms, AllReduceFusionWorkspaceFollowsFlashInfersRounding) {
   EXPECT_EQ(engine::allreduce_fusion_workspace_bytes(v19, tp3, h100, 8192, 2.0), 0);
 }
 
+// From v0.26 (#49208) vLLM's non-KV memory is the device free-memory drop since the init snapshot,
+// so the runner's persistent buffers count. Model Runner V2 (dense Qwen3 from v0.25):
+// penalties.py's output_bin_counts [256, 151936] int32 plus prompt_bin_mask and the structured
+// outputs' grammar_bitmask, [256, cdiv(151936, 32) = 4748] int32 each. The V1 runner (MoE models
+// before v0.29): gpu_model_runner.py's inputs_embeds [max_num_tokens, 2048] in bfloat16.
+TEST(EmpiricalTerms, RunnerBuffersJoinNonTorchMemoryFromV026) {
+  VllmFlags f;
+  f.max_model_len = 16384;
+  const GpuSetup rtx5090 = gpus("RTX 5090"), h100 = gpus("H100");
+  const ModelSpec dense = model("Qwen/Qwen3-14B");
+  const Prediction before = run(dense, rtx5090, f, VllmVersion{0, 25, 1}), after = run(dense, rtx5090, f, VllmVersion{0, 28, 0});
+  ASSERT_EQ(after.settings.max_num_seqs, 256);
+  EXPECT_EQ(after.memory.non_torch - before.memory.non_torch, Bytes{256} * 151936 * 4 + 2 * Bytes{256} * 4748 * 4);
+  const ModelSpec moe = model("Qwen/Qwen3-30B-A3B");
+  const Prediction v25 = run(moe, h100, f, VllmVersion{0, 25, 1}), v26 = run(moe, h100, f, VllmVersion{0, 26, 0});
+  EXPECT_EQ(v26.memory.non_torch - v25.memory.non_torch, Bytes{v26.settings.max_num_batched_tokens} * 2048 * 2);
+}
+
 }  // namespace
 }  // namespace headroom
