@@ -271,6 +271,7 @@ Result<ResolvedConfig> resolve_configuration(const ModelSpec& model, const GpuSe
   c.version = engine.version;
   c.engine_failure = engine.failure;
   c.era = era_rules(c.version, model);
+  apply_model_runner_choice(c.era, flags.use_v2_model_runner);
   ResolvedSettings& s = c.settings;
   s.usage_context = flags.usage_context;
   s.tensor_parallel_size = flags.tensor_parallel_size.value_or(1);

@@ -9,6 +9,7 @@ namespace {
 // First releases of each change. Merge dates on main and tag dates place them
 // (../shared/spec/vllm-v026-v033.md §2, §5); where a PR merged days before a tag the earlier
 // release is taken, as the spec's era table does.
+const VllmVersion k_mrv2_env{0, 12};             // #25266 (GPU Model Runner V2, opt-in)
 const VllmVersion k_mrv2_dense{0, 25};           // #44443, 2026-07-02
 const VllmVersion k_mrv2_all{0, 29};             // MRv2 default for every model
 const VllmVersion k_mrv2_graph_estimate{0, 29};  // #53306 "[Model Runner V2] Reserve CUDA graph memory"
@@ -89,6 +90,12 @@ EraRules era_rules(const VllmVersion& version, const ModelSpec& model) {
   r.non_kv_from_free_memory = v >= k_non_kv_free_memory;
   r.hybrid_prefix_caching_align = v >= k_hybrid_align && has_state_layers(model);
   return r;
+}
+
+void apply_model_runner_choice(EraRules& r, std::optional<bool> use_v2_model_runner) {
+  if (!use_v2_model_runner || !r.v1_engine || r.rules < k_mrv2_env) return;
+  r.model_runner_v2 = *use_v2_model_runner;
+  r.graph_estimate_is_zero = r.model_runner_v2 && r.rules < k_mrv2_graph_estimate;
 }
 
 std::string sparse_mla_kv_cache_dtype(const ModelSpec& model, const std::string& requested,

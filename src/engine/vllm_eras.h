@@ -5,6 +5,8 @@
 // stages look differences between versions up here instead of comparing versions inline.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -110,6 +112,11 @@ struct EraRules {
 
 // The rules of `version` for this model on this GPU.
 EraRules era_rules(const VllmVersion& version, const ModelSpec& model);
+
+// VLLM_USE_V2_MODEL_RUNNER (envs.py, with model runner v2 from #25266; taken as first in v0.12):
+// 1 runs model runner v2, 0 keeps the V1 runner (v1/worker/gpu_model_runner.py), whatever the
+// release's default for the model. Unset, or before v0.12, the era's default stands.
+void apply_model_runner_choice(EraRules& rules, std::optional<bool> use_v2_model_runner);
 
 // Whether vLLM counts the GPU as data-center Blackwell (SM100 family: B200, B300, GB200, GB300):
 // compute capability 10.x (config/vllm.py _set_cudagraph_sizes, #49390).

@@ -227,5 +227,30 @@ TEST(EmpiricalTerms, RunnerBuffersJoinNonTorchMemoryFromV026) {
   EXPECT_EQ(v26.memory.non_torch - v25.memory.non_torch, Bytes{v26.settings.max_num_batched_tokens} * 2048 * 2);
 }
 
+// VLLM_USE_V2_MODEL_RUNNER=0 keeps a dense model on the V1 runner at v0.28: its profile estimates
+// the CUDA graphs and subtracts them (model runner v2 reserved none before v0.29, #49224), and its
+// persistent buffer is inputs_embeds [max_num_batched_tokens, 5120] bfloat16 instead of model runner
+// v2's penalty counts.
+TEST(EmpiricalTerms, ModelRunnerVariablePicksTheRunner) {
+  auto cmd = parse_vllm_command({"VLLM_USE_V2_MODEL_RUNNER=0", "vllm", "serve", "m"});
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  ASSERT_EQ(cmd->flags.use_v2_model_runner, false);
+  VllmFlags f;
+  f.max_model_len = 16384;
+  const ModelSpec dense = model("Qwen/Qwen3-14B");
+  const Prediction v2 = run(dense, gpus("RTX 5090"), f, VllmVersion{0, 28, 0});
+  f.use_v2_model_runner = false;
+  const Prediction v1 = run(dense, gpus("RTX 5090"), f, VllmVersion{0, 28, 0});
+  EXPECT_FALSE(v2.settings.estimate_cuda_graphs);
+  EXPECT_TRUE(v1.settings.estimate_cuda_graphs);
+  EXPECT_EQ(v2.memory.non_torch - v1.memory.non_torch,
+            Bytes{256} * 151936 * 4 + 2 * Bytes{256} * 4748 * 4 - Bytes{v1.settings.max_num_batched_tokens} * 5120 * 2);
+  // Before model runner v2 existed the variable changes nothing.
+  const Prediction old_default = run(dense, gpus("RTX 5090"), VllmFlags{}, VllmVersion{0, 11, 0});
+  VllmFlags on;
+  on.use_v2_model_runner = true;
+  EXPECT_EQ(run(dense, gpus("RTX 5090"), on, VllmVersion{0, 11, 0}).memory.kv_cache, old_default.memory.kv_cache);
+}
+
 }  // namespace
 }  // namespace headroom
