@@ -45,7 +45,10 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
   // profile_run); the sampler warm-up builds [R, vocab] logits on the last PP stage.
   const double requests = std::min(in.max_num_seqs, in.max_num_batched_tokens);
   const double vocab = static_cast<double>(round_up(model.vocab_size, 64));
-  if (in.last_pp_stage) {
+  if (in.last_pp_stage && in.runner_v2_sampler) {
+    const double logits = requests * vocab * (in.dtype_bytes + (version < VllmVersion{0, 26} ? 4.0 : 0.0));
+    out.sampler = static_cast<Bytes>(logits + in.dtype_bytes * (tokens + requests) * model.hidden_size);
+  } else if (in.last_pp_stage) {
     out.sampler = static_cast<Bytes>(sampler_bytes_per_logit_for(version, in.flashinfer_sampler) * requests * vocab);
   }
   // Dummy forward without attention: the MLP's gate_up output (2I/TP), the activation output

@@ -37,6 +37,12 @@ struct ActivationInputs {
   // bits: a dequantizing kernel's whole-weight transient joins the forward pass (quant_kernels.h).
   std::string linear_method;
   int quant_bits = 0;
+  // Model runner v2's dummy sampler as its code reads (v1/worker/gpu/sample/sampler.py): the
+  // dummy requests carry no sampling parameters, so it keeps the [R, vocab] logits in the model
+  // dtype beside the hidden states, plus a float32 copy before v0.26 (#48641 and #47711 dropped
+  // it for requests that need no processing). The fitted constant is the V1 runner's; this is the
+  // range's other reading for runs on model runner v2, which no calibration run measures.
+  bool runner_v2_sampler = false;
 };
 
 struct ActivationEstimate {

@@ -83,6 +83,9 @@ struct RankProfile {
   // decides it (v0.8-v0.11.0): > 0 the sort path takes more than the estimate, < 0 FlashInfer's
   // kernels take less.
   Bytes sampler_other_path = 0;
+  // On model runner v2: how much less the activation peak is when its dummy sampler takes what its
+  // code reads instead of the V1 runner's fitted constant (ActivationInputs::runner_v2_sampler).
+  Bytes runner_v2_sampler_less = 0;
   Bytes non_torch = 0;           // non-torch increase since the init snapshot
   Bytes graph = 0;               // what the full graph capture after the KV allocation takes
   Bytes graph_estimate = 0;      // what the profile subtracts for graphs before the KV cache (0: none)

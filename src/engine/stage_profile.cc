@@ -90,6 +90,11 @@ void profile_activation(const ModelSpec& model, const GpuSpec& gpu, const VllmFl
     other.flashinfer_sampler = !(config.version < VllmVersion{0, 11});
     r.sampler_other_path = estimate_activation(model, config.version, other).total - act.total;
   }
+  if (config.era.model_runner_v2 && place.last) {
+    ActivationInputs v2 = ai;
+    v2.runner_v2_sampler = true;
+    r.runner_v2_sampler_less = std::max<Bytes>(0, act.total - estimate_activation(model, config.version, v2).total);
+  }
 }
 
 // From v0.26 (#49208) non-KV memory is the drop in device free memory since the worker's init
@@ -148,6 +153,7 @@ void apply_measured(const MeasuredTerms& mt, const ResolvedSettings& s, RankProf
     r.encoder_pass_modelled = false;
     r.encoder_other_reading = 0;
     r.sampler_other_path = 0;  // measured: whichever path the sampler took is in it
+    r.runner_v2_sampler_less = 0;
     r.sampler_sets_peak = 0;
   }
   if (mt.non_torch) {

@@ -186,6 +186,13 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
                         "they would take " + gib(-sampler_other_path) + " less (VLLM_USE_FLASHINFER_SAMPLER=0 or 1 settles it)");
     above += static_cast<double>(-sampler_other_path);
   }
+  if (model.runner_v2_sampler_less >= from_gib(0.05)) {
+    u.reasons.push_back("model runner v2 runs this model: the activation estimate takes the sampler constant fitted on the "
+                        "V1 runner, and model runner v2's dummy sampler, as its code reads, keeps only the logits (its dummy "
+                        "requests ask for no sampling parameters): " + gib(model.runner_v2_sampler_less) +
+                        " less, which no calibration run measures");
+    above += static_cast<double>(model.runner_v2_sampler_less);
+  }
   if (u.reasons.empty()) return std::nullopt;
   set_range(u, m.kv_cache, kv_tokens, spread, below, above);
   return u;

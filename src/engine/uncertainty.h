@@ -57,6 +57,9 @@ struct ModelUncertainty {
   int unknown_ignore_entries = 0;
   // The sampler's [R, vocab] buffers where they set the activation peak (RankProfile::sampler_sets_peak).
   Bytes sampler_sets_peak = 0;
+  // Model runner v2 runs the model: the activation peak with its dummy sampler as its code reads,
+  // below the fitted estimate by this much (RankProfile::runner_v2_sampler_less).
+  Bytes runner_v2_sampler_less = 0;
 };
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,

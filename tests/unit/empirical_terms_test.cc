@@ -252,5 +252,33 @@ TEST(EmpiricalTerms, ModelRunnerVariablePicksTheRunner) {
   EXPECT_EQ(run(dense, gpus("RTX 5090"), on, VllmVersion{0, 11, 0}).memory.kv_cache, old_default.memory.kv_cache);
 }
 
+// Model runner v2's dummy sampler, as its code reads, keeps only the bf16 logits [R, vocab] beside
+// the hidden states (its dummy requests carry no sampling parameters; from v0.27 no float32 copy):
+// for Llama-3.1-8B on an H100 at v0.26 (R 1024, 8192 tokens) the forward pass then sets the peak,
+// 8192 × 2 × (3 × 14336 + 4 × 4096) bytes, below the fitted V1 constant's 15.4 × 1024 × 128256.
+// v0.26 on Hopper is otherwise inside the calibrated region: the range's high side allows the
+// difference and its low side only the calibrated error. On the V1 runner there is nothing to allow.
+TEST(EmpiricalTerms, ModelRunnerV2SamplerIsTheRangesOtherReading) {
+  VllmFlags f;
+  f.max_model_len = 8192;
+  const ModelSpec llama = model("meta-llama/Llama-3.1-8B-Instruct");
+  const Prediction v2 = run(llama, gpus("H100"), f, VllmVersion{0, 26, 0});
+  ASSERT_EQ(v2.settings.max_num_seqs, 1024);
+  ASSERT_EQ(v2.settings.max_num_batched_tokens, 8192);
+  ASSERT_TRUE(v2.uncertainty.has_value());
+  const Bytes less = static_cast<Bytes>(15.4 * 1024 * 128256) - Bytes{8192} * 2 * (3 * 14336 + 4 * 4096);
+  EXPECT_GE(v2.uncertainty->kv_cache_high - v2.memory.kv_cache, less);
+  EXPECT_LE(static_cast<double>(v2.memory.kv_cache - v2.uncertainty->kv_cache_low), 0.0111 * static_cast<double>(v2.memory.kv_cache));
+  auto mentions_v2 = [](const Prediction& p) {
+    if (!p.uncertainty) return false;
+    for (const auto& r : p.uncertainty->reasons)
+      if (r.find("model runner v2") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(mentions_v2(v2));
+  f.use_v2_model_runner = false;
+  EXPECT_FALSE(mentions_v2(run(llama, gpus("H100"), f, VllmVersion{0, 26, 0})));
+}
+
 }  // namespace
 }  // namespace headroom
