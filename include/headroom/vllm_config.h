@@ -56,6 +56,8 @@ struct VllmFlags {
   std::optional<bool> use_v1_engine;               // VLLM_USE_V1 (v0.8-v0.10: 0 selects the V0 engine)
   std::optional<bool> use_flashinfer_sampler;      // VLLM_USE_FLASHINFER_SAMPLER (top-k/top-p kernels or the sort path)
   std::optional<bool> use_v2_model_runner;         // VLLM_USE_V2_MODEL_RUNNER (model runner v2 or the V1 runner)
+  std::optional<bool> rocm_moe_padding;            // VLLM_ROCM_MOE_PADDING (ROCm: pad the unquantized MoE rows)
+  std::optional<bool> rocm_use_aiter;              // VLLM_ROCM_USE_AITER (ROCm: AITER's kernels, its MoE shuffle)
   std::optional<std::string> pp_layer_partition;   // VLLM_PP_LAYER_PARTITION ("20,20,21,19": layers per pipeline stage)
   bool allow_long_max_model_len = false;           // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
   UsageContext usage_context = UsageContext::api_server;
@@ -109,7 +111,8 @@ Result<VllmCommand> parse_llm_call(std::string_view text);
 Result<std::vector<std::string>> config_file_args(std::string_view yaml_text, const std::string& origin);
 
 // Applies a memory-relevant VLLM_* environment variable (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS,
-// VLLM_ATTENTION_BACKEND, VLLM_USE_V1, VLLM_USE_V2_MODEL_RUNNER, VLLM_ALLOW_LONG_MAX_MODEL_LEN). Returns false for a variable
+// VLLM_ATTENTION_BACKEND, VLLM_USE_V1, VLLM_USE_V2_MODEL_RUNNER, VLLM_ROCM_MOE_PADDING,
+// VLLM_ROCM_USE_AITER, VLLM_ALLOW_LONG_MAX_MODEL_LEN). Returns false for a variable
 // that does not change the prediction; errors for a malformed value.
 Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value);
 

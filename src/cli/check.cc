@@ -43,8 +43,8 @@ vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-p
   --config FILE.yaml is read as vLLM reads it (the command line wins). A pasted command may be
   one quoted argument (-- "vllm serve MODEL --max-model-len 8192"), split as the shell would, and
   may start with VAR=value assignments; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND,
-  VLLM_USE_V1, VLLM_USE_FLASHINFER_SAMPLER, VLLM_USE_V2_MODEL_RUNNER, VLLM_ALLOW_LONG_MAX_MODEL_LEN and
-  VLLM_PP_LAYER_PARTITION change the prediction.
+  VLLM_USE_V1, VLLM_USE_FLASHINFER_SAMPLER, VLLM_USE_V2_MODEL_RUNNER, VLLM_ROCM_MOE_PADDING,
+  VLLM_ROCM_USE_AITER, VLLM_ALLOW_LONG_MAX_MODEL_LEN and VLLM_PP_LAYER_PARTITION change the prediction.
 
 options:
   --gpu NAME            GPU model from the catalogue (e.g. H100, A100-40GB, RTX 4090); a count

@@ -70,6 +70,9 @@ struct LoadedWeights {
   std::optional<Failure> construction_failure;  // model construction (before any weight is read)
   std::string source;              // "exact (safetensors headers)", "from the architecture", measured
   std::vector<std::string> notes;
+  // ROCm's padding of the unquantized MoE rows on the first stage, when VLLM_ROCM_USE_AITER does
+  // not say whether AITER's shuffle copies them back unpadded (the KV range's other reading).
+  Bytes rocm_moe_padding_unsettled = 0;
 };
 
 // --- 5. The profile run (stage_profile.cc) ---

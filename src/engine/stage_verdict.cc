@@ -99,6 +99,7 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   u.encoder_other_reading_why = rank.encoder_other_reading_why;
   u.sampler_sets_peak = rank.sampler_sets_peak;
   u.runner_v2_sampler_less = rank.runner_v2_sampler_less;
+  u.rocm_moe_padding = r.weights.rocm_moe_padding_unsettled;
   if (model.quantization) {
     // 0 unless the method was guessed or part of its ignore list is unknown.
     u.guessed_quantization_extra = guessed_quantization_extra_bytes(model, r.weights.plan);

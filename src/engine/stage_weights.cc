@@ -51,7 +51,30 @@ WeightPlan weight_plan(const ModelSpec& model, const GpuSpec& gpu, const VllmFla
   // the model classes build no encoder or projector, so their weights are not loaded.
   plan.skip_mm_towers = skips_tower_weights(model, flags, config.version);
   plan.rope_cache_positions_factor = mrope_cache_factor(model, config.version);
+  // ROCm pads the unquantized fused-MoE weights (#14454, taken as first in v0.8) unless
+  // VLLM_ROCM_MOE_PADDING=0; quantized experts (a checkpoint's method, online fp8) take other
+  // methods, which do not.
+  // With AITER's fused MoE (VLLM_ROCM_USE_AITER=1) process_weights_after_loading shuffles the
+  // padded weights into new contiguous tensors, which drops the padding.
+  plan.rocm_moe_padding = gpu.vendor == "AMD" && model.moe && !model.quantization && config.online_quantization.empty() &&
+                          !(config.version < VllmVersion{0, 8}) && flags.rocm_moe_padding.value_or(true) &&
+                          !flags.rocm_use_aiter.value_or(false);
   return plan;
+}
+
+// What the ROCm padding of the unquantized experts adds to the first stage's weights.
+Bytes rocm_moe_padding_bytes(const ModelSpec& model, const WeightPlan& plan, const std::vector<StageWeights>& stages) {
+  WeightPlan unpadded = plan;
+  unpadded.rocm_moe_padding = false;
+  const auto without = cached_stage_weights(model, unpadded);
+  if (stages.empty() || without.empty()) return 0;
+  return std::max<Bytes>(0, stages.front().bytes - without.front().bytes);
+}
+
+std::string rocm_moe_padding_note(Bytes padding) {
+  return "ROCm: vLLM pads every row of the unquantized MoE experts by 256 bytes where a row is a multiple of 512 bytes "
+         "(fused_moe's _maybe_pad_weight; VLLM_ROCM_MOE_PADDING=1 by default): " +
+         gib(padding) + " more weights per GPU; VLLM_ROCM_MOE_PADDING=0, or AITER's MoE (VLLM_ROCM_USE_AITER=1), leaves it out";
 }
 
 // --cpu-offload-gb (per GPU): make_layers() passes each decoder layer to maybe_offload_to_cpu
@@ -119,6 +142,10 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
   w.plan = weight_plan(model, gpu, flags, config);
   w.plan.layer_partition = accepted_layer_partition(model, flags, s.pipeline_parallel_size, w.notes);
   auto stages = cached_stage_weights(model, w.plan);
+  if (const Bytes pad = w.plan.rocm_moe_padding ? rocm_moe_padding_bytes(model, w.plan, stages) : 0; pad > 0) {
+    w.notes.push_back(rocm_moe_padding_note(pad));
+    if (!flags.rocm_use_aiter) w.rocm_moe_padding_unsettled = pad;
+  }
   if (!stages.empty()) {
     stages.front().load_buffers = load_buffers(model, s.max_num_batched_tokens, s.dtype);
     stages.front().bytes += stages.front().load_buffers;

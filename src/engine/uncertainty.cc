@@ -193,6 +193,13 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
                         " less, which no calibration run measures");
     above += static_cast<double>(model.runner_v2_sampler_less);
   }
+  if (model.rocm_moe_padding > 0) {
+    u.reasons.push_back("ROCm pads the unquantized MoE experts' rows (" + gib(model.rocm_moe_padding) +
+                        ", counted); with AITER's fused MoE (VLLM_ROCM_USE_AITER=1) the weights "
+                        "are shuffled into unpadded copies, and the KV cache has that much more (VLLM_ROCM_USE_AITER=0 or "
+                        "1 settles it)");
+    above += static_cast<double>(model.rocm_moe_padding);
+  }
   if (u.reasons.empty()) return std::nullopt;
   set_range(u, m.kv_cache, kv_tokens, spread, below, above);
   return u;

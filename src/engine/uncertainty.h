@@ -60,6 +60,9 @@ struct ModelUncertainty {
   // Model runner v2 runs the model: the activation peak with its dummy sampler as its code reads,
   // below the fitted estimate by this much (RankProfile::runner_v2_sampler_less).
   Bytes runner_v2_sampler_less = 0;
+  // ROCm's padding of the unquantized MoE rows, counted in the weights, where nothing says whether
+  // AITER's MoE shuffle drops it (LoadedWeights::rocm_moe_padding_unsettled).
+  Bytes rocm_moe_padding = 0;
 };
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,

@@ -470,13 +470,16 @@ std::string typo_of(const std::string& name) {
 Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value) {
   // envs.py: these read "1"/"0" (or true/false); the backend is a name.
   if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" || name == "VLLM_USE_V1" || name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" ||
-      name == "VLLM_USE_FLASHINFER_SAMPLER" || name == "VLLM_USE_V2_MODEL_RUNNER") {
+      name == "VLLM_USE_FLASHINFER_SAMPLER" || name == "VLLM_USE_V2_MODEL_RUNNER" || name == "VLLM_ROCM_MOE_PADDING" ||
+      name == "VLLM_ROCM_USE_AITER") {
     auto b = parse_bool_value(name, value);
     if (!b) return tl::unexpected(b.error());
     if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") flags.estimate_cuda_graphs = *b;
     else if (name == "VLLM_USE_V1") flags.use_v1_engine = *b;
     else if (name == "VLLM_USE_FLASHINFER_SAMPLER") flags.use_flashinfer_sampler = *b;
     else if (name == "VLLM_USE_V2_MODEL_RUNNER") flags.use_v2_model_runner = *b;
+    else if (name == "VLLM_ROCM_MOE_PADDING") flags.rocm_moe_padding = *b;
+    else if (name == "VLLM_ROCM_USE_AITER") flags.rocm_use_aiter = *b;
     else flags.allow_long_max_model_len = *b;
     return true;
   }

@@ -292,6 +292,20 @@ Bytes rope_cache_bytes(const ModelSpec& model, const WeightPlan& plan, double ta
   return static_cast<Bytes>(rows_x_width * target_bytes);
 }
 
+// ROCm, unquantized fused MoE (layers/fused_moe UnquantizedFusedMoEMethod._maybe_pad_weight, #14454,
+// VLLM_ROCM_MOE_PADDING on by default): after loading, w13 [E, 2I, H] and w2 [E, H, I] are padded
+// by 256 bytes at the end of each row whose length in bytes is a multiple of 512, and sliced back;
+// the slice keeps the padded storage. w13's rows are the hidden size, w2's the per-rank expert
+// width. The factor by which one expert tensor grows.
+double rocm_moe_row_factor(const ModelSpec& model, const WeightPlan& plan, std::string_view name, double element_bytes) {
+  if (!plan.rocm_moe_padding || !model.moe || element_bytes <= 0) return 1.0;
+  const bool down = contains(name, "down_proj") || contains(name, ".w2");
+  const int split = plan.expert_parallel_size > 1 ? 1 : std::max(1, plan.tensor_parallel_size);
+  const double row = element_bytes * (down ? model.moe->moe_intermediate_size / split : model.hidden_size);
+  if (row <= 0 || std::fmod(row, 512.0) != 0) return 1.0;
+  return (row + 256.0) / row;
+}
+
 }  // namespace
 
 std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInventory& inventory, const WeightPlan& plan) {
@@ -368,7 +382,10 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
       case Shard::qkv_fused:
         per_rank = bytes * (q_dims / (q_dims + kv_dims)) / tp + bytes * (kv_dims / (q_dims + kv_dims)) * kv_fraction;
         break;
-      case Shard::expert: per_rank = (ep > 1 ? bytes / ep : bytes / tp) * mxfp4_expert_factor; break;
+      case Shard::expert:
+        per_rank = (ep > 1 ? bytes / ep : bytes / tp) * mxfp4_expert_factor;
+        if (is_float_dtype(t.dtype)) per_rank *= rocm_moe_row_factor(model, plan, name, target_bytes);
+        break;
       case Shard::vocab: {
         // Rows padded to a multiple of 64 globally, then split across TP ranks.
         std::int64_t rows = t.shape.empty() ? 1 : t.shape[0];
@@ -433,7 +450,7 @@ std::string model_plan_key(const ModelSpec& model, const WeightPlan& plan) {
          plan.dtype + '/' + plan.online_quantization + '/' + plan.gpu_architecture + '/' + partition + '/' +
          std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
          (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "") +
-         "/rope" + std::to_string(plan.rope_cache_positions_factor);
+         "/rope" + std::to_string(plan.rope_cache_positions_factor) + (plan.rocm_moe_padding ? "/rocm-moe-padding" : "");
 }
 
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {

@@ -309,5 +309,51 @@ TEST(StageWeights, KvHeadsFewerThanRanksAreReplicatedPerLayer) {
   EXPECT_EQ(stage.layer_bytes, Bytes{7'864'320} + 2 * Bytes{3'932'160});
 }
 
+// ROCm pads each row of the unquantized fused-MoE weights by 256 bytes where the row is a multiple
+// of 512 bytes (UnquantizedFusedMoEMethod._maybe_pad_weight, VLLM_ROCM_MOE_PADDING on by default).
+// One Qwen3-30B-A3B expert in bf16: gate_proj and up_proj [768, 2048] have 4,096-byte rows (768
+// rows each padded), down_proj [2048, 768] 1,536-byte rows (2,048 rows padded) at TP 1; at TP 2
+// down_proj's rows are 768 bytes and stay as they are, gate/up keep 384 padded rows each.
+TEST(StageWeights, RocmPadsTheUnquantizedExpertRows) {
+  ModelSpec m = model("Qwen/Qwen3-30B-A3B");
+  WeightsInventory files;
+  files.exact = true;
+  for (const char* p : {"gate_proj", "up_proj"})
+    files.tensors.push_back({std::string("model.layers.0.mlp.experts.0.") + p + ".weight", "BF16", {768, 2048}, 3'145'728});
+  files.tensors.push_back({"model.layers.0.mlp.experts.0.down_proj.weight", "BF16", {2048, 768}, 3'145'728});
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  const Bytes plain = engine::stage_weights(m, files, plan).front().layer_bytes;
+  plan.rocm_moe_padding = true;
+  EXPECT_EQ(engine::stage_weights(m, files, plan).front().layer_bytes - plain, 2 * Bytes{768} * 256 + Bytes{2048} * 256);
+  plan.tensor_parallel_size = 2;
+  const Bytes padded_tp2 = engine::stage_weights(m, files, plan).front().layer_bytes;
+  plan.rocm_moe_padding = false;
+  EXPECT_EQ(padded_tp2 - engine::stage_weights(m, files, plan).front().layer_bytes, 2 * Bytes{384} * 256);
+}
+
+// End to end: on an MI300X the unquantized model carries the padding, VLLM_ROCM_MOE_PADDING=0,
+// VLLM_ROCM_USE_AITER=1 and an NVIDIA GPU do not; 48 layers of 128 experts at TP 1.
+TEST(StageWeights, RocmMoePaddingFollowsTheGpuAndTheVariable) {
+  const ModelSpec m = model("Qwen/Qwen3-30B-A3B");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  const Prediction padded = test_support::run(m, test_support::gpus("MI300X"), f);
+  f.rocm_moe_padding = false;
+  const Prediction off = test_support::run(m, test_support::gpus("MI300X"), f);
+  EXPECT_EQ(padded.memory.weights - off.memory.weights, Bytes{48} * 128 * (2 * 768 * 256 + 2048 * 256));
+  f.rocm_moe_padding.reset();
+  const Prediction h100 = test_support::run(m, test_support::gpus("H100"), f);
+  EXPECT_EQ(h100.memory.weights, off.memory.weights);
+  // AITER's fused MoE shuffles the weights into unpadded copies: where VLLM_ROCM_USE_AITER is not
+  // given, the range's high side allows that reading; given, it settles it.
+  const Bytes pad = padded.memory.weights - off.memory.weights;
+  ASSERT_TRUE(padded.uncertainty.has_value());
+  EXPECT_GE(padded.uncertainty->kv_cache_high - padded.memory.kv_cache, pad);
+  f.rocm_use_aiter = true;
+  const Prediction aiter = test_support::run(m, test_support::gpus("MI300X"), f);
+  EXPECT_EQ(aiter.memory.weights, off.memory.weights);
+}
+
 }  // namespace
 }  // namespace headroom
