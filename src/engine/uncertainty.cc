@@ -193,6 +193,12 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
                         " less, which no calibration run measures");
     above += static_cast<double>(model.runner_v2_sampler_less);
   }
+  if (model.gdn_graph_estimate_transient && m.kv_cache > 0) {
+    u.reasons.push_back("vLLM " + version.to_string() + " estimates the CUDA graphs of Gated DeltaNet hybrids with a "
+                        "profiling transient counted as graph memory (#50780, from v0.26): such models were reported with "
+                        "18-24 % less KV cache; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 avoids it");
+    below += k_gdn_graph_transient_kv_share * static_cast<double>(m.kv_cache);
+  }
   if (model.rocm_moe_padding > 0) {
     u.reasons.push_back("ROCm pads the unquantized MoE experts' rows (" + gib(model.rocm_moe_padding) +
                         ", counted); with AITER's fused MoE (VLLM_ROCM_USE_AITER=1) the weights "

@@ -28,6 +28,11 @@ inline constexpr double k_calibrated_kv_error = 0.011;
 // judgement from the spread of the calibrated rows (docs/accuracy.md, "Uncertainty range").
 inline constexpr double k_unmeasured_architecture_activation = 0.3;
 
+// What the CUDA graph estimate of v0.26+ takes from a Gated DeltaNet hybrid's KV cache by charging
+// a profiling transient as graph memory: 18-24 % of the KV pool (#50780, open; ../shared/spec/
+// vllm-v026-v033.md §2.3). The larger figure, as a share of the predicted KV memory.
+inline constexpr double k_gdn_graph_transient_kv_share = 0.24;
+
 // The KV range for a prediction outside the calibrated region, nullopt inside it. Each reason adds
 // the plausible error of the empirical terms it affects (activation A, non-torch N, graphs G when
 // they are charged to the budget) to the available KV memory; tokens scale with it.
@@ -63,6 +68,9 @@ struct ModelUncertainty {
   // ROCm's padding of the unquantized MoE rows, counted in the weights, where nothing says whether
   // AITER's MoE shuffle drops it (LoadedWeights::rocm_moe_padding_unsettled).
   Bytes rocm_moe_padding = 0;
+  // A Gated DeltaNet hybrid whose CUDA graphs vLLM v0.26+ estimates before sizing the KV cache:
+  // its estimate charges a profiling transient as graph memory (#50780).
+  bool gdn_graph_estimate_transient = false;
 };
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,
