@@ -26,13 +26,14 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 // config's tower (a 65,536-pixel slice of 1-pixel patches) must not overflow the conversion.
 constexpr double k_most_bytes = 1e18;
 
-enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, deepseek_vl2, gemma3n, ovis25, gemma4_unified, unsized };
+enum class Family { none, qwen_dynamic, siglip_fixed, clip_fixed, llava_anyres, phi3v_crops, phi4mm_crops, pixtral, llama4_tiles, internvl_tiles, moonvit, gemma4, mllama_v0, aya_tiles, minicpmv_slices, llava_next_video, glm4v, idefics3_tiles, deepseek_ocr, deepseek_vl2, gemma3n, ovis25, gemma4_unified, molmo_crops, unsized };
 
 Family family_of(const ModelSpec& m) {
   if (m.vision && m.architecture == "DeepseekOCRForCausalLM") return Family::deepseek_ocr;  // its config gives no widths
   if (m.vision && m.vision->model_type == "gemma3n_vision") return Family::gemma3n;         // a timm CNN, no widths
   if (m.vision && m.vision->model_type == "gemma4_unified_vision") return Family::gemma4_unified;  // no tower
   if (m.vision && m.vision->model_type == "deepseek_vl2_siglip") return Family::deepseek_vl2;
+  if (m.vision && m.vision->model_type == "molmo_vit") return Family::molmo_crops;
   if (!m.vision || m.vision->depth <= 0 || m.vision->hidden_size <= 0) return Family::none;
   const std::string& a = m.architecture;
   const std::string& vt = m.vision->model_type;
@@ -453,6 +454,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::ovis25         ? ovis25_image_item(model, flags)
          : family == Family::gemma4_unified ? gemma4_unified_item(model, flags)
          : family == Family::deepseek_vl2   ? deepseek_vl2_item(model)
+         : family == Family::molmo_crops    ? molmo_item(model, flags)
                                             : fixed_item(model, family);
 }
 
@@ -550,8 +552,9 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   // --mm-encoder-tp-mode data: each rank runs its share of the items on a full copy of the encoder.
   const double items_on_rank = dp_encoder ? std::ceil(static_cast<double>(p.items) / tp) : p.items;
   const bool dots_plugin = has(model.architecture, "DotsOCR") && version < VllmVersion{0, 11};
-  const double per_patch = dots_plugin ? dots_plugin_bytes_per_patch(model, dtype_bytes)
-                                       : peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
+  const double per_patch = dots_plugin                     ? dots_plugin_bytes_per_patch(model, dtype_bytes)
+                           : family == Family::molmo_crops ? molmo_bytes_per_patch(model, dp_encoder ? 1 : tp, dtype_bytes)
+                                                           : peak_bytes_per_patch(model, family, tp, dp_encoder, dtype_bytes);
   // One item's share of the peak: the tower's widths over its patches, or, for the towers whose
   // peak is not per patch, their own estimate (Gemma 3n's MobileNetV5, DeepSeek-OCR's SAM mask).
   const double per_item = family == Family::gemma3n        ? gemma3n_image_peak(dtype_bytes)

@@ -232,6 +232,37 @@ EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags) {
   return item;
 }
 
+// Molmo (molmo.py MolmoProcessingInfo): get_image_size_with_most_features takes, among the tilings
+// of at most max_crops crops, the one with the most embeddings: one column of max_crops rows (a
+// 336 × 4032 dummy at max_crops 12), since 144 + ((24 + 1) / 2) × ((16 × rows + 8 + 1) / 2) grows
+// fastest along one side. The ViT sees those crops and the global image, each its 24² patches and
+// a class token (attention within each crop); the 2 × 2 pooling hands on 144 embeddings for the
+// global image and 12 × (8 × rows + 4) for the tiles (1,344 at 12 rows; the column and image
+// start/end tokens of the prompt are not embeddings and not budgeted).
+EncoderItem molmo_item(const ModelSpec& m, const VllmFlags& flags) {
+  const auto& v = *m.vision;
+  EncoderItem item;
+  if (v.image_size <= 0 || v.patch_size <= 0) return item;
+  const auto [rows, source] = tile_count(flags, "max_crops", v.max_tiles, "max_crops", 12, "the release's max_crops (12)");
+  const std::int64_t side = v.image_size / v.patch_size, pooled = (side + 1) / 2;
+  item.modality = "image";
+  item.attention_span = side * side + 1;
+  item.patches = (rows + 1) * item.attention_span;
+  item.tokens = pooled * pooled + pooled * ((16 * rows + 8 + 1) / 2);
+  item.source = std::to_string(rows) + " crops of " + std::to_string(v.image_size) + "x" + std::to_string(v.image_size) +
+                " pixels and the global image (" + source + ")";
+  return item;
+}
+
+// Molmo's ViT keeps every block's output (BlockCollection returns all of them, for the two layers
+// the pooling reads) until the pass ends: per patch, depth hidden-width outputs beside the last
+// block's MLP (its w1 output and activation, split by TP) and two more hidden-width buffers.
+double molmo_bytes_per_patch(const ModelSpec& m, int tp, double dtype_bytes) {
+  const auto& v = *m.vision;
+  return dtype_bytes * (static_cast<double>(v.depth) * v.hidden_size + 2.0 * v.intermediate_size / std::max(1, tp) +
+                        2.0 * v.hidden_size);
+}
+
 // Aya Vision (aya_vision.py): get_image_size_with_most_features is a square of max_patches tiles
 // per side (364 × 12 pixels at the release's preprocessor defaults). transformers' GotOcr2
 // get_optimal_tiled_canvas gives a square image the largest square grid within max_patches (the

@@ -22,6 +22,9 @@ EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags);            
 EncoderItem llama4_item(const ModelSpec& m);                                     // Llama 4
 EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags);           // InternVL
 EncoderItem aya_item(const ModelSpec& m, const VllmFlags& flags);                // Aya Vision
+EncoderItem molmo_item(const ModelSpec& m, const VllmFlags& flags);              // Molmo
+// Molmo's ViT holds every block's output to the end of the pass: its peak bytes per patch.
+double molmo_bytes_per_patch(const ModelSpec& m, int tp, double dtype_bytes);
 EncoderItem llava_next_video_item(const ModelSpec& m, const ResolvedSettings& s, const VllmVersion& version);
 EncoderItem idefics3_item(const ModelSpec& m);                                   // Idefics3, SmolVLM
 EncoderItem deepseek_ocr_item();                                                 // DeepSeek-OCR

@@ -49,12 +49,13 @@ bool is_vision(std::string_view n) {
   // MiniCPM-V (vpm., resampler.), Phi-3.5-vision and Phi-4-multimodal (img_processor,
   // embed_tokens_extend), GLM-4.xV (vision.), Idefics3 / SmolVLM (connector.modality_projection),
   // PaddleOCR-VL (mlp_AR.), DeepSeek-OCR / DeepSeek-VL2 (sam_model., projector.layers, view_seperator,
-  // vision.), Ovis2.5 (visual_tokenizer., vte.).
+  // vision.), Ovis2.5 (visual_tokenizer., vte.), Molmo (vision_backbone.: its resblocks.N are not
+  // decoder layers).
   for (auto p : {"vision_tower", "visual.", "vision_model", "multi_modal_projector", "mm_projector", "vision_encoder",
                  "image_newline", "audio_tower", "patch_merger", "vision_embed", "vision_language_adapter",
                  "embed_vision", "vision_projection", "embed_audio", "audio_model", "vpm.", "resampler.",
                  "img_processor", "embed_tokens_extend", "transformer.vision.", "connector.modality_projection",
-                 "mlp_AR.", "sam_model.", "projector.layers", "view_seperator", "visual_tokenizer."})
+                 "mlp_AR.", "sam_model.", "projector.layers", "view_seperator", "visual_tokenizer.", "vision_backbone."})
     if (contains(n, p)) return true;
   // Ovis2.5's visual embedding table; DeepSeek-VL2's timm tower (vision.blocks.N: not decoder layers).
   return n.starts_with("vte.") || n.starts_with("vision.");

@@ -334,7 +334,34 @@ Result<std::optional<VisionConfig>> read_deepseek_vl2_vision(const ConfigReader&
   return std::optional<VisionConfig>(v);
 }
 
+// Molmo (molmo.py MolmoForCausalLM): vLLM builds VisionBackboneConfig() with its defaults
+// whatever config.json writes: a CLIP ViT-L/14-336 cut to 23 blocks (width 1024, MLP 4096, 16
+// heads, 14-pixel patches of 336² crops), a 2 × 2 attention pooling over two of its layers, and a
+// SwiGLU projector to the language model. The image processor tiles an image into up to max_crops
+// (12 in the releases) overlapping crops and a global one.
+Result<bool> is_molmo(const ConfigReader& top) {
+  HR_TRY(archs, top.get_string_list("architectures"));
+  return archs && std::find(archs->begin(), archs->end(), "MolmoForCausalLM") != archs->end();
+}
+
+VisionConfig molmo_vision() {
+  VisionConfig v;
+  v.model_type = "molmo_vit";
+  v.hidden_size = 1024;
+  v.intermediate_size = 4096;
+  v.num_heads = 16;
+  v.depth = 23;
+  v.patch_size = 14;
+  v.image_size = 336;
+  v.spatial_merge_size = 2;
+  v.max_tiles = 12;
+  v.thumbnail_tile = true;
+  return v;
+}
+
 Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
+  HR_TRY(molmo, is_molmo(top));
+  if (molmo) return std::optional<VisionConfig>(molmo_vision());
   HR_TRY(deepseek_vl2, is_deepseek_vl2(top));
   if (deepseek_vl2) return read_deepseek_vl2_vision(top);
   auto vc = top.child("vision_config");
@@ -792,6 +819,9 @@ Result<ModelSpec> parse_config(const nlohmann::json& original, const std::string
 
   HR_TRY(vision, read_vision(top));
   spec.vision = vision;
+  // Molmo's intermediate_size is its fused ff_proj's width: molmo.py's LanguageModelMLP takes half
+  // of it for each of gate and up (config.intermediate_size // 2).
+  if (vision && vision->model_type == "molmo_vit") spec.intermediate_size /= 2;
   HR_TRY(audio, read_audio(top));
   spec.audio = audio;
 

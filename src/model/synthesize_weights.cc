@@ -943,8 +943,39 @@ void add_deepseek_vl2_vision(Builder& b, const ModelSpec& m) {
   b.dense("view_seperator", {embed});
 }
 
+// Molmo's vision backbone (molmo.py, VisionBackboneConfig's defaults): the ViT's class and position
+// embeddings (577 positions), a bias-free patch embedding of 14 × 14 × 3 pixels, pre_ln, 23 blocks of
+// biased wq/wk/wv/wo and w1/w2 with two LayerNorms; the attention pooling from the two concatenated
+// layers (2048 wide) to 1024; the SwiGLU projector (w1 and w3 to half the language model's
+// ff_proj width, w2 to its hidden size; no biases) and pad_embed [2, 2048].
+void add_molmo_vision(Builder& b, const ModelSpec& m) {
+  const auto& v = *m.vision;
+  const std::int64_t w = v.hidden_size, inter = v.intermediate_size, grid = v.image_size / v.patch_size;
+  const std::int64_t pixels = v.patch_size * v.patch_size * 3, pooled_in = 2 * w, half = m.intermediate_size;
+  const std::string p = "model.vision_backbone.", vit = p + "image_vit.";
+  b.dense(vit + "class_embedding", {w});
+  b.dense(vit + "positional_embedding", {grid * grid + 1, w});
+  b.dense(vit + "patch_embedding.weight", {w, pixels});
+  layer_norm(b, vit + "pre_ln", w);
+  for (int i = 0; i < v.depth; ++i) {
+    const std::string l = vit + "transformer.resblocks." + std::to_string(i) + ".";
+    for (const char* proj : {"wq", "wk", "wv", "wo"}) linear_bias(b, l + "attention." + proj, w, w);
+    linear_bias(b, l + "feed_forward.w1", inter, w);
+    linear_bias(b, l + "feed_forward.w2", w, inter);
+    layer_norm(b, l + "attention_norm", w);
+    layer_norm(b, l + "ffn_norm", w);
+  }
+  for (const char* proj : {"wq", "wk", "wv"}) linear_bias(b, p + "image_pooling_2d." + proj, w, pooled_in);
+  linear_bias(b, p + "image_pooling_2d.wo", w, w);
+  linear_bias(b, p + "image_projector.w1", half, w, false);
+  linear_bias(b, p + "image_projector.w3", half, w, false);
+  linear_bias(b, p + "image_projector.w2", m.hidden_size, half, false);
+  b.dense(p + "pad_embed", {2, pooled_in});
+}
+
 void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
+  if (v.model_type == "molmo_vit") return add_molmo_vision(b, m);
   if (v.model_type == "deepseek_vl2_siglip") return add_deepseek_vl2_vision(b, m);
   if (m.architecture == "DeepseekOCRForCausalLM") return add_deepencoder(b, m);
   if (v.model_type == "gemma4_unified_vision" && v.hidden_size > 0) return add_gemma4_unified_embedders(b, m);

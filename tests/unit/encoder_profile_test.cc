@@ -709,5 +709,26 @@ TEST(EncoderProfile, DeepseekVl2ProfilesItsTallestCandidate) {
   EXPECT_NE(refused.error().message.find("candidate_resolutions"), std::string::npos) << refused.error().message;
 }
 
+// Molmo's dummy (molmo.py get_image_size_with_most_features at max_crops 12): one column of 12
+// crops and the global image, 13 × (24² + 1) patches through the ViT, 144 + 12 × 100 = 1,344
+// embeddings. At 8192 batched tokens 8192 // 1344 = 6 images, all crops in one ViT call, which
+// holds its 23 block outputs: per patch 2 × (23 × 1024 + 2 × 4096 + 2 × 1024) bytes. With
+// --mm-processor-kwargs max_crops 4: 5 crops, 144 + 12 × 36 = 576 embeddings.
+TEST(EncoderProfile, MolmoTilesItsTallDummyIntoCrops) {
+  auto m = parse_model_config_text(test_support::k_molmo_7b_d, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 4096), {0, 19, 0}, 2.0, {});
+  EXPECT_FALSE(p.family_unsized);
+  EXPECT_EQ(p.item.tokens, 1344);
+  EXPECT_EQ(p.item.patches, 13 * 577);
+  EXPECT_EQ(p.items, 6);
+  EXPECT_EQ(p.encoder_peak, Bytes{6} * 13 * 577 * 2 * (23 * 1024 + 2 * 4096 + 2 * 1024));
+  VllmFlags four;
+  four.mm_processor_kwargs = R"({"max_crops": 4})";
+  auto q = engine::encoder_profile(*m, four, settings(8192, 256, 4096), {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(q.item.tokens, 576);
+  EXPECT_EQ(q.item.patches, 5 * 577);
+}
+
 }  // namespace
 }  // namespace headroom

@@ -124,4 +124,11 @@ inline constexpr const char* k_deepseek_vl2_tiny = R"({"architectures": ["Deepse
  "num_experts_per_tok": 6, "num_hidden_layers": 12, "num_key_value_heads": 10, "q_lora_rank": null, "qk_nope_head_dim": 0,
  "qk_rope_head_dim": 0, "topk_group": 1, "topk_method": "greedy", "use_mla": false, "v_head_dim": 0, "vocab_size": 129280})";
 
+// Molmo-7B-D's config.json as the release writes its text sizes (the vision backbone is not in it:
+// molmo.py builds VisionBackboneConfig's defaults). intermediate_size is ff_proj's fused width.
+inline constexpr const char* k_molmo_7b_d = R"({"architectures": ["MolmoForCausalLM"], "model_type": "molmo",
+ "hidden_size": 3584, "intermediate_size": 37888, "num_attention_heads": 28, "num_key_value_heads": 4,
+ "num_hidden_layers": 28, "vocab_size": 152064, "embedding_size": 152064, "max_position_embeddings": 4096,
+ "qkv_bias": true, "tie_word_embeddings": false, "torch_dtype": "float32"})";
+
 }  // namespace headroom::test_support

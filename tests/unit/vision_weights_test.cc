@@ -619,5 +619,28 @@ TEST(VisionWeights, DeepseekVl2CountsItsTimmTowerWhateverItsConfigWrites) {
             2LL * (412987248 + 15238352 + 7539200 + 2 * 1280));
 }
 
+// Molmo (molmo.py): VisionBackboneConfig's defaults, whatever config.json writes. ViT: class and
+// 577 position rows of 1024, the bias-free 588 -> 1024 patch embedding, pre_ln, 23 blocks of four
+// biased 1024² projections, w1/w2 (1024 <-> 4096, biased) and two LayerNorms: 290,909,184. The
+// pooling (three biased 2048 -> 1024, one 1024²): 7,344,128. The projector (w1, w3 1024 -> 18944 and
+// w2 18944 -> 3584, no bias): 106,692,608. pad_embed [2, 2048]. Together 404,950,016, which with the
+// language model is the release index's total_size / 4 (the checkpoint is float32). The language
+// model's MLP takes half of intermediate_size for each of gate and up.
+TEST(VisionWeights, MolmoBuildsItsFixedBackbone) {
+  auto m = parse_model_config_text(test_support::k_molmo_7b_d, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->vision);
+  EXPECT_EQ(m->intermediate_size, 18944);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "model.vision_backbone.image_vit."), 290909184);
+  EXPECT_EQ(params_with_prefix(inv, "model.vision_backbone."), 404950016);
+  // Its resblocks.N are not decoder layers: they stay on the first pipeline stage.
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  plan.pipeline_parallel_size = 2;
+  const auto stages = engine::stage_weights(*m, inv, plan);
+  EXPECT_GE(stages.front().bytes - stages.front().layer_bytes, 2LL * 404950016);
+}
+
 }  // namespace
 }  // namespace headroom
