@@ -428,6 +428,8 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
   // Gemma 4 12B builds its embedders outside _mark_tower_model (gemma4_unified.py), so vLLM
   // loads them in text-only mode too.
   if (family_of(model) == Family::gemma4_unified) return false;
+  // molmo.py builds its vision backbone unconditionally in every version read (no text-only check).
+  if (family_of(model) == Family::molmo_crops) return false;
   return text_only_mode(model, flags) && !(version < VllmVersion{0, 10, 1});
 }
 

@@ -640,6 +640,10 @@ TEST(VisionWeights, MolmoBuildsItsFixedBackbone) {
   plan.pipeline_parallel_size = 2;
   const auto stages = engine::stage_weights(*m, inv, plan);
   EXPECT_GE(stages.front().bytes - stages.front().layer_bytes, 2LL * 404950016);
+  // molmo.py builds the backbone whatever the image limit: text-only mode keeps its weights.
+  VllmFlags text_only;
+  text_only.limit_mm_per_prompt["image"] = 0;
+  EXPECT_FALSE(engine::skips_tower_weights(*m, text_only, VllmVersion{0, 19, 0}));
 }
 
 }  // namespace
