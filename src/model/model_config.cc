@@ -159,6 +159,20 @@ Result<bool> read_llava_anyres(const ConfigReader& top, VisionConfig& v) {
 // CLIP_VIT_LARGE_PATCH14_336_CONFIG (1024 wide, 4096 MLP, 16 heads, 336-pixel images of 14-pixel
 // patches) up to img_processor.layer_idx (-2 by default: 23 of its 24 layers), and projects the
 // 2 x 2-merged features (image_dim_out x 4) into the language model.
+// CLIP ViT-L/14-336's widths (1024 wide, MLP 4096, 16 heads, 14-pixel patches of 336² images), for
+// the model files that build it from fixed settings (Phi-3-vision, Molmo) at their own depth.
+VisionConfig clip_vit_l14_336(std::string type, int depth) {
+  VisionConfig v;
+  v.model_type = std::move(type);
+  v.hidden_size = 1024;
+  v.intermediate_size = 4096;
+  v.num_heads = 16;
+  v.image_size = 336;
+  v.patch_size = 14;
+  v.depth = depth;
+  return v;
+}
+
 Result<std::optional<VisionConfig>> read_phi3v_vision(const ConfigReader& top) {
   auto ip = top.child("img_processor");
   HR_TRY(archs, top.get_string_list("architectures"));
@@ -166,15 +180,8 @@ Result<std::optional<VisionConfig>> read_phi3v_vision(const ConfigReader& top) {
     return std::optional<VisionConfig>{};
   HR_TRY(layer_idx, get_number_in(*ip, "layer_idx", -24.0, 23.0));
   HR_TRY(dim_out, get_number_in(*ip, "image_dim_out", 1.0, 65536.0));
-  VisionConfig v;
-  v.model_type = "clip_vision_model";
-  v.hidden_size = 1024;
-  v.intermediate_size = 4096;
-  v.num_heads = 16;
-  v.image_size = 336;
-  v.patch_size = 14;
   const int idx = static_cast<int>(layer_idx.value_or(-2.0));
-  v.depth = idx < 0 ? 24 + idx + 1 : idx + 1;
+  VisionConfig v = clip_vit_l14_336("clip_vision_model", idx < 0 ? 24 + idx + 1 : idx + 1);
   v.out_hidden_size = static_cast<int>(dim_out.value_or(1024.0));
   return std::optional<VisionConfig>(v);
 }
@@ -345,14 +352,7 @@ Result<bool> is_molmo(const ConfigReader& top) {
 }
 
 VisionConfig molmo_vision() {
-  VisionConfig v;
-  v.model_type = "molmo_vit";
-  v.hidden_size = 1024;
-  v.intermediate_size = 4096;
-  v.num_heads = 16;
-  v.depth = 23;
-  v.patch_size = 14;
-  v.image_size = 336;
+  VisionConfig v = clip_vit_l14_336("molmo_vit", 23);
   v.spatial_merge_size = 2;
   v.max_tiles = 12;
   v.thumbnail_tile = true;
