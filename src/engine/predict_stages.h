@@ -113,6 +113,9 @@ struct Profile {
 };
 
 // --- 6. The KV cache layout (stage_kv_layout.cc) and capacity (stage_kv_capacity.cc) ---
+// Whether any decoder layer is of this kind.
+bool has_kind(const ModelSpec& m, LayerKind kind);
+
 struct RankKvCache {
   KvCacheConfig config;
   std::int64_t num_blocks = 0;

@@ -9,11 +9,11 @@
 
 namespace headroom::engine {
 
-namespace {
-
 bool has_kind(const ModelSpec& m, LayerKind kind) {
   return std::find(m.layer_kinds.begin(), m.layer_kinds.end(), kind) != m.layer_kinds.end();
 }
+
+namespace {
 
 // Hybrid KV manager by era; chunked local attention (Llama 4) joined it later. A v0.19
 // Llama-4-Scout log shows the four groups' block count.

@@ -1,8 +1,6 @@
 // Stage 8 of predict(): the verdict — the first failure in the order vLLM meets them — and the
 // report: the memory split of every pipeline stage, the KV cache's capacity, where each term came
 // from, the notes in the order the stages made them, and the spread outside the calibration.
-#include <algorithm>
-
 #include "engine/predict_stages.h"
 #include "engine/uncertainty.h"
 
@@ -102,9 +100,8 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   u.sampler_sets_peak = rank.sampler_sets_peak;
   u.runner_v2_sampler_less = rank.runner_v2_sampler_less;
   u.rocm_moe_padding = r.weights.rocm_moe_padding_unsettled;
-  u.gdn_graph_estimate_transient =
-      r.config.settings.estimate_cuda_graphs && !(r.config.version < VllmVersion{0, 26}) &&
-      std::any_of(model.layer_kinds.begin(), model.layer_kinds.end(), [](LayerKind k) { return k == LayerKind::linear_attention; });
+  u.gdn_graph_estimate_transient = r.config.settings.estimate_cuda_graphs && !(r.config.version < VllmVersion{0, 26}) &&
+                                   has_kind(model, LayerKind::linear_attention);
   if (model.quantization) {
     // 0 unless the method was guessed or part of its ignore list is unknown.
     u.guessed_quantization_extra = guessed_quantization_extra_bytes(model, r.weights.plan);

@@ -234,21 +234,25 @@ EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags) {
 
 // Molmo (molmo.py MolmoProcessingInfo): get_image_size_with_most_features takes, among the tilings
 // of at most max_crops crops, the one with the most embeddings: one column of max_crops rows (a
-// 336 × 4032 dummy at max_crops 12), since 144 + ((24 + 1) / 2) × ((16 × rows + 8 + 1) / 2) grows
-// fastest along one side. The ViT sees those crops and the global image, each its 24² patches and
-// a class token (attention within each crop); the 2 × 2 pooling hands on 144 embeddings for the
-// global image and 12 × (8 × rows + 4) for the tiles (1,344 at 12 rows; the column and image
-// start/end tokens of the prompt are not embeddings and not budgeted).
+// 336 × 4032 dummy at max_crops 12). Crops overlap by the processor's margins (4 patches each
+// side), so a column of n crops spans (24 − 8) × n + 8 patches (get_patches_grid_size), and the
+// 2 × 2 pooling hands on ceil(span / 2) rows of 12: the embeddings grow fastest along one side.
+// The ViT sees those crops and the global image, each its 24² patches and a class token
+// (attention within each crop); the pooling gives the global image 144 embeddings and the tiles
+// 12 × (8 × n + 4) (1,344 in all at 12 rows; the column and image start/end tokens of the prompt
+// are not embeddings and not budgeted).
 EncoderItem molmo_item(const ModelSpec& m, const VllmFlags& flags) {
   const auto& v = *m.vision;
   EncoderItem item;
   if (v.image_size <= 0 || v.patch_size <= 0) return item;
   const auto [rows, source] = tile_count(flags, "max_crops", v.max_tiles, "max_crops", 12, "the release's max_crops (12)");
+  constexpr std::int64_t k_margins = 4 + 4;  // overlap_margins, in patches
   const std::int64_t side = v.image_size / v.patch_size, pooled = (side + 1) / 2;
+  const std::int64_t span = (side - k_margins) * rows + k_margins;
   item.modality = "image";
   item.attention_span = side * side + 1;
   item.patches = (rows + 1) * item.attention_span;
-  item.tokens = pooled * pooled + pooled * ((16 * rows + 8 + 1) / 2);
+  item.tokens = pooled * pooled + pooled * ((span + 1) / 2);
   item.source = std::to_string(rows) + " crops of " + std::to_string(v.image_size) + "x" + std::to_string(v.image_size) +
                 " pixels and the global image (" + source + ")";
   return item;

@@ -26,6 +26,15 @@ ResolvedSettings settings(int max_num_batched_tokens, int max_num_seqs = 256, st
 // vLLM logs for Qwen2.5-VL at its default processor: "Encoder cache will be initialized with a
 // budget of 16384 tokens, and profiled with 1 image items of the maximum feature size." (the
 // 3584 x 3584 image of max_pixels 12845056: 65536 patches of 14 x 14, merged 2 x 2).
+// The sized batch of a profile: one item's embeddings and patches, the items, the encoder peak.
+void expect_sized(const engine::EncoderProfile& p, std::int64_t tokens, std::int64_t patches, int items, Bytes peak) {
+  EXPECT_FALSE(p.family_unsized);
+  EXPECT_EQ(p.item.tokens, tokens);
+  EXPECT_EQ(p.item.patches, patches);
+  EXPECT_EQ(p.items, items);
+  EXPECT_EQ(p.encoder_peak, peak);
+}
+
 TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {
   auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "image");
@@ -678,12 +687,8 @@ TEST(EncoderProfile, Gemma4UnifiedProjectsPatchesWithoutATower) {
 TEST(EncoderProfile, KeyeVlSizesItsDummyAsQwen2VlDoes) {
   auto m = parse_model_config_text(test_support::k_keye_vl_8b_preview, "config.json");
   ASSERT_TRUE(m) << m.error().message;
-  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 40960), {0, 11, 0}, 2.0, {});
-  EXPECT_FALSE(p.family_unsized);
-  EXPECT_EQ(p.item.patches, 4900);
-  EXPECT_EQ(p.item.tokens, 1225);
-  EXPECT_EQ(p.items, 6);
-  EXPECT_EQ(p.encoder_peak, Bytes{6} * 4900 * 23000);
+  expect_sized(engine::encoder_profile(*m, {}, settings(8192, 256, 40960), {0, 11, 0}, 2.0, {}), 1225, 4900, 6,
+               Bytes{6} * 4900 * 23000);
 }
 
 // DeepSeek-VL2 (deepseek_vl2.py): the candidate with the most tokens is 384 wide and 3456 tall
@@ -695,12 +700,8 @@ TEST(EncoderProfile, DeepseekVl2ProfilesItsTallestCandidate) {
   auto m = parse_model_config_text(test_support::k_deepseek_vl2_tiny, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_TRUE(m->vision);
-  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 4096), {0, 11, 0}, 2.0, {});
-  EXPECT_FALSE(p.family_unsized);
-  EXPECT_EQ(p.item.tokens, 2101);
-  EXPECT_EQ(p.item.patches, 7840);
-  EXPECT_EQ(p.items, 3);
-  EXPECT_EQ(p.encoder_peak, Bytes{3} * 7840 * 23000);
+  expect_sized(engine::encoder_profile(*m, {}, settings(8192, 256, 4096), {0, 11, 0}, 2.0, {}), 2101, 7840, 3,
+               Bytes{3} * 7840 * 23000);
   // A hostile candidate list is refused with its key.
   std::string hostile = test_support::k_deepseek_vl2_tiny;
   hostile.replace(hostile.find("[3456, 384]]"), 12, "[3456, 99999999]]");
@@ -717,12 +718,8 @@ TEST(EncoderProfile, DeepseekVl2ProfilesItsTallestCandidate) {
 TEST(EncoderProfile, MolmoTilesItsTallDummyIntoCrops) {
   auto m = parse_model_config_text(test_support::k_molmo_7b_d, "config.json");
   ASSERT_TRUE(m) << m.error().message;
-  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 4096), {0, 19, 0}, 2.0, {});
-  EXPECT_FALSE(p.family_unsized);
-  EXPECT_EQ(p.item.tokens, 1344);
-  EXPECT_EQ(p.item.patches, 13 * 577);
-  EXPECT_EQ(p.items, 6);
-  EXPECT_EQ(p.encoder_peak, Bytes{6} * 13 * 577 * 2 * (23 * 1024 + 2 * 4096 + 2 * 1024));
+  expect_sized(engine::encoder_profile(*m, {}, settings(8192, 256, 4096), {0, 19, 0}, 2.0, {}), 1344, 13 * 577, 6,
+               Bytes{6} * 13 * 577 * 2 * (23 * 1024 + 2 * 4096 + 2 * 1024));
   VllmFlags four;
   four.mm_processor_kwargs = R"({"max_crops": 4})";
   auto q = engine::encoder_profile(*m, four, settings(8192, 256, 4096), {0, 19, 0}, 2.0, {});
