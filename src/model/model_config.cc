@@ -155,10 +155,13 @@ Result<bool> read_llava_anyres(const ConfigReader& top, VisionConfig& v) {
   return true;
 }
 
-// Phi-3-vision and Phi-3.5-vision (Phi3VForCausalLM) write no vision_config: phi3v.py builds
-// CLIP_VIT_LARGE_PATCH14_336_CONFIG (1024 wide, 4096 MLP, 16 heads, 336-pixel images of 14-pixel
-// patches) up to img_processor.layer_idx (-2 by default: 23 of its 24 layers), and projects the
-// 2 x 2-merged features (image_dim_out x 4) into the language model.
+// Whether config.json's architectures list names `name` (model files that vLLM picks by class and
+// that build their towers from fixed settings rather than from a vision_config).
+Result<bool> lists_architecture(const ConfigReader& top, const char* name) {
+  HR_TRY(archs, top.get_string_list("architectures"));
+  return archs && std::find(archs->begin(), archs->end(), name) != archs->end();
+}
+
 // CLIP ViT-L/14-336's widths (1024 wide, MLP 4096, 16 heads, 14-pixel patches of 336² images), for
 // the model files that build it from fixed settings (Phi-3-vision, Molmo) at their own depth.
 VisionConfig clip_vit_l14_336(std::string type, int depth) {
@@ -173,11 +176,14 @@ VisionConfig clip_vit_l14_336(std::string type, int depth) {
   return v;
 }
 
+// Phi-3-vision and Phi-3.5-vision (Phi3VForCausalLM) write no vision_config: phi3v.py builds
+// CLIP_VIT_LARGE_PATCH14_336_CONFIG (1024 wide, 4096 MLP, 16 heads, 336-pixel images of 14-pixel
+// patches) up to img_processor.layer_idx (-2 by default: 23 of its 24 layers), and projects the
+// 2 x 2-merged features (image_dim_out x 4) into the language model.
 Result<std::optional<VisionConfig>> read_phi3v_vision(const ConfigReader& top) {
   auto ip = top.child("img_processor");
-  HR_TRY(archs, top.get_string_list("architectures"));
-  if (!ip || !archs || std::find(archs->begin(), archs->end(), "Phi3VForCausalLM") == archs->end())
-    return std::optional<VisionConfig>{};
+  HR_TRY(phi3v, lists_architecture(top, "Phi3VForCausalLM"));
+  if (!ip || !phi3v) return std::optional<VisionConfig>{};
   HR_TRY(layer_idx, get_number_in(*ip, "layer_idx", -24.0, 23.0));
   HR_TRY(dim_out, get_number_in(*ip, "image_dim_out", 1.0, 65536.0));
   const int idx = static_cast<int>(layer_idx.value_or(-2.0));
@@ -191,8 +197,7 @@ Result<std::optional<VisionConfig>> read_phi3v_vision(const ConfigReader& top) {
 // get_navit_vision_model: SigLIP-so400m-patch14-448, hidden 1152, MLP 4304, 16 heads, 27 layers of
 // which layer_idx -2 keeps 26), its crops the size of embd_layer.image_embd_layer.crop_size (448).
 Result<bool> is_phi4mm(const ConfigReader& top) {
-  HR_TRY(archs, top.get_string_list("architectures"));
-  return archs && std::find(archs->begin(), archs->end(), "Phi4MMForCausalLM") != archs->end();
+  return lists_architecture(top, "Phi4MMForCausalLM");
 }
 
 // SigLIP-so400m's widths (1152 wide, MLP 4304, 16 heads, 14-pixel patches), for the model files
@@ -269,8 +274,7 @@ Result<bool> read_mllama_tiling(const ConfigReader& vc, VisionConfig& v) {
 // hidden_stride² patches into one visual token, and visual_vocab_size beside it sizes the visual
 // head (hidden × hidden_stride² → visual_vocab_size − 4 indicators) and the visual embedding table.
 Result<bool> is_ovis2_5(const ConfigReader& top) {
-  HR_TRY(archs, top.get_string_list("architectures"));
-  return archs && std::find(archs->begin(), archs->end(), "Ovis2_5") != archs->end();
+  return lists_architecture(top, "Ovis2_5");
 }
 
 Result<bool> read_ovis_fields(const ConfigReader& top, const ConfigReader& vc, VisionConfig& v) {
@@ -306,8 +310,7 @@ Result<bool> read_gemma4_unified_embedder(const ConfigReader& vc, VisionConfig& 
 // candidate resolution with the most tokens (ProcessingInfo.get_image_size_with_most_features):
 // a global view of 14 × 15 tokens, the separator, and (rows × 14) × (cols × 14 + 1) local tokens.
 Result<bool> is_deepseek_vl2(const ConfigReader& top) {
-  HR_TRY(archs, top.get_string_list("architectures"));
-  return archs && std::find(archs->begin(), archs->end(), "DeepseekVLV2ForCausalLM") != archs->end();
+  return lists_architecture(top, "DeepseekVLV2ForCausalLM");
 }
 
 Result<std::optional<VisionConfig>> read_deepseek_vl2_vision(const ConfigReader& top) {
@@ -347,8 +350,7 @@ Result<std::optional<VisionConfig>> read_deepseek_vl2_vision(const ConfigReader&
 // SwiGLU projector to the language model. The image processor tiles an image into up to max_crops
 // (12 in the releases) overlapping crops and a global one.
 Result<bool> is_molmo(const ConfigReader& top) {
-  HR_TRY(archs, top.get_string_list("architectures"));
-  return archs && std::find(archs->begin(), archs->end(), "MolmoForCausalLM") != archs->end();
+  return lists_architecture(top, "MolmoForCausalLM");
 }
 
 VisionConfig molmo_vision() {
