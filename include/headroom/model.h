@@ -203,6 +203,13 @@ struct QuantizationConfig {
   // unknown (they keep the KV range open, like a guessed method).
   std::string ignore_list_inferred;
   int ignore_entries_unaccounted = 0;
+  // GGUF: the largest linear weight of the decoder layers, and the LM head, whose ggml type vLLM's
+  // GGUF kernels multiply by dequantizing it whole (the I-matrix types, which have no MMQ kernel):
+  // values and output rows of the whole tensor, 0 when no such tensor (quantization/gguf.py).
+  std::int64_t gguf_dequantized_values = 0;
+  std::int64_t gguf_dequantized_rows = 0;
+  std::int64_t gguf_dequantized_head_values = 0;
+  std::int64_t gguf_dequantized_head_rows = 0;
 };
 
 // One tensor of a safetensors checkpoint (header only; data is never read).

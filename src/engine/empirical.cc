@@ -57,8 +57,19 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
   out.forward = static_cast<Bytes>(tokens * in.dtype_bytes * (3.0 * inter / tp + 4.0 * model.hidden_size));
   // A dequantizing kernel (plain AWQ or GPTQ, bitsandbytes 4-bit) holds one whole weight in
   // float16 beside those buffers while it multiplies.
-  out.dequantized = dequantized_linear_bytes(in.linear_method, in.quant_bits, linear_shapes(model, tp),
-                                             in.max_num_batched_tokens, in.dtype_bytes);
+  if (in.linear_method == "gguf" && model.quantization) {
+    const QuantizationConfig& q = *model.quantization;
+    out.dequantized = gguf_dequantized_bytes(q.gguf_dequantized_values, q.gguf_dequantized_rows, tokens, tp, in.dtype_bytes);
+    // compute_logits multiplies the requests' rows by the head before the sampler runs: a head
+    // dequantized whole sits beside this rank's [R, vocab / TP] logits then.
+    const Bytes head = gguf_dequantized_bytes(q.gguf_dequantized_head_values, q.gguf_dequantized_head_rows, requests, tp,
+                                              in.dtype_bytes);
+    if (in.last_pp_stage && head > 0)
+      out.sampler = std::max(out.sampler, head + static_cast<Bytes>(requests * vocab / tp * in.dtype_bytes));
+  } else {
+    out.dequantized = dequantized_linear_bytes(in.linear_method, in.quant_bits, linear_shapes(model, tp),
+                                               in.max_num_batched_tokens, in.dtype_bytes);
+  }
   out.forward += out.dequantized;
   if (model.moe && model.moe->num_experts > 0) {
     // fused_moe intermediate caches: topk copies of each token through w13 (2I), the activation (I)

@@ -67,4 +67,11 @@ Bytes dequantized_linear_bytes(const std::string& method, int bits, const Linear
   return static_cast<Bytes>(elements * bytes_per);
 }
 
+Bytes gguf_dequantized_bytes(std::int64_t values, std::int64_t out_rows, double batch_rows, double tp,
+                             double dtype_bytes) {
+  const double mmvq_safe = out_rows > 5120 ? 8 : 16;
+  if (values <= 0 || batch_rows <= mmvq_safe) return 0;
+  return static_cast<Bytes>(static_cast<double>(values) / std::max(1.0, tp) * dtype_bytes);
+}
+
 }  // namespace headroom::engine

@@ -44,4 +44,12 @@ struct LinearShapes {
 Bytes dequantized_linear_bytes(const std::string& method, int bits, const LinearShapes& shapes, int tokens,
                                double dtype_bytes);
 
+// GGUF (quantization/gguf.py _fused_mul_mat_gguf): a weight of an I-matrix type (values and
+// output rows of the whole tensor; ModelSpec's quantization notes the largest) is multiplied by
+// MMVQ up to mmvq_safe rows (8 for more than 5,120 output rows, else 16) and beyond that
+// dequantized whole into the activations' dtype (ggml_dequantize(..., x.dtype)) beside the
+// product. Each of `tp` ranks holds a 1/tp slice. 0 for `batch_rows` within MMVQ's reach.
+Bytes gguf_dequantized_bytes(std::int64_t values, std::int64_t out_rows, double batch_rows, double tp,
+                             double dtype_bytes);
+
 }  // namespace headroom::engine

@@ -118,6 +118,33 @@ Result<WeightsInventory> inventory(const GgufHeader& h, std::uint64_t file_size,
   return inv;
 }
 
+// quantization/gguf.py: the I-matrix types (IQ2_XXS 16, IQ2_XS 17, IQ3_XXS 18, IQ1_S 19, IQ4_NL 20,
+// IQ3_S 21, IQ2_S 22, IQ4_XS 23, IQ1_M 29) are in DEQUANT_TYPES but not in MMQ_QUANT_TYPES, so
+// _fused_mul_mat_gguf multiplies a batch of more than mmvq_safe rows by dequantizing the weight whole.
+bool dequantized_whole(const GgufTensor& t) { return t.dims.size() == 2 && ((t.type >= 16 && t.type <= 23) || t.type == 29); }
+
+// The largest such weight of the decoder layers and the LM head's (the embedding table when the
+// head is tied: GGUFEmbeddingMethod.apply goes through the same kernel). Sizes were checked by
+// inventory(), so the products fit.
+void note_dequantized_weights(const GgufHeader& h, QuantizationConfig& q) {
+  const GgufTensor* head = nullptr;
+  const GgufTensor* embedding = nullptr;
+  for (const auto& t : h.tensors) {
+    if (t.name == "output.weight") head = &t;
+    if (t.name == "token_embd.weight") embedding = &t;
+    const auto values = static_cast<std::int64_t>(t.dims.empty() ? 0 : t.dims[0] * t.dims.back());
+    if (t.name.starts_with("blk.") && dequantized_whole(t) && values > q.gguf_dequantized_values) {
+      q.gguf_dequantized_values = values;
+      q.gguf_dequantized_rows = static_cast<std::int64_t>(t.dims[1]);
+    }
+  }
+  if (!head) head = embedding;
+  if (head && dequantized_whole(*head)) {
+    q.gguf_dequantized_head_values = static_cast<std::int64_t>(head->dims[0] * head->dims[1]);
+    q.gguf_dequantized_head_rows = static_cast<std::int64_t>(head->dims[1]);
+  }
+}
+
 const json* meta(const GgufHeader& h, const std::string& key) {
   auto it = h.metadata.find(key);
   return it == h.metadata.end() ? nullptr : &*it;
@@ -177,6 +204,7 @@ Result<ModelSpec> gguf_model(const GgufHeader& h, std::uint64_t file_size, const
   auto spec = parse_model_config(config_of(h, *arch, *inv), origin);
   if (!spec) return spec;
   spec->weights = std::move(*inv);
+  if (spec->quantization) note_dequantized_weights(h, *spec->quantization);
   return spec;
 }
 

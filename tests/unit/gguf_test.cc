@@ -148,6 +148,38 @@ TEST(Gguf, WithoutAnOutputTensorTheHeadIsTied) {
   EXPECT_TRUE(m->tie_word_embeddings);
 }
 
+// quantization/gguf.py: the I-matrix types (IQ4_XS is ggml type 23, 136 bytes per 256 values)
+// have no MMQ kernel, so vLLM dequantizes such a weight whole; the largest one is noted, and the
+// head's, which is the embedding table when the head is tied. K-quants (Q4_K, Q6_K) are not.
+TEST(Gguf, IMatrixWeightsAreNotedForTheirDequantizedCopy) {
+  GgufWriter w;
+  w.counts(5, 7);
+  w.kv_str("general.architecture", "llama");
+  w.kv_u32("llama.block_count", 1);
+  w.kv_u32("llama.embedding_length", 256);
+  w.kv_u32("llama.feed_forward_length", 512);
+  w.kv_u32("llama.attention.head_count", 4);
+  w.kv_u32("llama.attention.head_count_kv", 2);
+  w.kv_tokens(1024);
+  w.tensor("token_embd.weight", {256, 1024}, 23, 256 * 1024 / 256 * 136);
+  w.tensor("blk.0.attn_q.weight", {256, 256}, 23, 256 * 256 / 256 * 136);
+  w.tensor("blk.0.ffn_up.weight", {256, 512}, 23, 256 * 512 / 256 * 136);
+  w.tensor("blk.0.ffn_down.weight", {512, 256}, 12, 512 * 256 / 256 * 144);  // Q4_K: MMQ
+  w.tensor("blk.0.attn_norm.weight", {256}, 0, 1024);
+  auto m = parse(w.file());
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->quantization);
+  EXPECT_EQ(m->quantization->gguf_dequantized_values, 256 * 512);  // ffn_up [512, 256]
+  EXPECT_EQ(m->quantization->gguf_dequantized_rows, 512);
+  EXPECT_EQ(m->quantization->gguf_dequantized_head_values, 256 * 1024);  // tied: the embedding
+  EXPECT_EQ(m->quantization->gguf_dequantized_head_rows, 1024);
+  // The tiny Llama's K-quant layers and Q8_0 head need no dequantized copy.
+  auto k = parse(tiny_llama().file());
+  ASSERT_TRUE(k) << k.error().message;
+  EXPECT_EQ(k->quantization->gguf_dequantized_values, 0);
+  EXPECT_EQ(k->quantization->gguf_dequantized_head_values, 0);
+}
+
 TEST(Gguf, TruncatedDataIsAnError) {
   auto m = parse(tiny_llama().file(/*cut=*/100));
   ASSERT_FALSE(m);

@@ -83,5 +83,44 @@ TEST(QuantKernels, PlainAwqRaisesTheProfilePeakByTheDequantizedWeight) {
   EXPECT_LT(b.memory.kv_cache, a.memory.kv_cache);
 }
 
+// quantization/gguf.py _fused_mul_mat_gguf: an I-matrix weight is dequantized whole
+// (ggml_dequantize into x.dtype) for more rows than mmvq_safe: 8 where the weight has more than
+// 5,120 output rows (qweight.shape[0] > 5120), else 16. Qwen2.5-7B's down_proj [3584, 18944].
+TEST(QuantKernels, GgufIMatrixWeightsAreDequantizedWholeBeyondMmvq) {
+  const std::int64_t down = std::int64_t{3584} * 18944;
+  EXPECT_EQ(engine::gguf_dequantized_bytes(down, 3584, 8192, 1, 2), Bytes{down} * 2);
+  EXPECT_EQ(engine::gguf_dequantized_bytes(down, 3584, 16, 1, 2), 0);   // MMVQ up to 16 rows
+  EXPECT_EQ(engine::gguf_dequantized_bytes(down, 3584, 17, 1, 2), Bytes{down} * 2);
+  EXPECT_EQ(engine::gguf_dequantized_bytes(down, 18944, 9, 1, 2), Bytes{down} * 2);  // > 5,120 rows: MMVQ up to 8
+  EXPECT_EQ(engine::gguf_dequantized_bytes(down, 18944, 8, 1, 2), 0);
+  EXPECT_EQ(engine::gguf_dequantized_bytes(down, 3584, 8192, 2, 2), Bytes{down});  // each rank its half
+  EXPECT_EQ(engine::gguf_dequantized_bytes(0, 0, 8192, 1, 2), 0);  // no I-matrix weight
+}
+
+// End to end: with 8 sequences the forward pass sets the activation peak, and a GGUF checkpoint
+// whose widest layer weight is of an I-matrix type raises it by that weight in bf16; the sampler's
+// 8 rows through an I-matrix head of 152,064 rows stay within MMVQ's reach (mmvq_safe 8). With 16
+// sequences the head is dequantized whole beside the rank's [16, vocab] logits before sampling.
+TEST(QuantKernels, GgufIMatrixWeightRaisesTheProfilePeak) {
+  ModelSpec gguf = model("Qwen/Qwen2.5-7B-Instruct");
+  gguf.quantization = QuantizationConfig{};
+  gguf.quantization->method = "gguf";
+  VllmFlags flags;
+  flags.max_num_seqs = 8;
+  flags.max_model_len = 4096;
+  flags.dtype = "bfloat16";
+  const Prediction k_quants = run(gguf, gpus("L4"), flags);
+  gguf.quantization->gguf_dequantized_values = std::int64_t{3584} * 18944;
+  gguf.quantization->gguf_dequantized_rows = 18944;
+  gguf.quantization->gguf_dequantized_head_values = std::int64_t{3584} * 152064;
+  gguf.quantization->gguf_dequantized_head_rows = 152064;
+  const Prediction i_matrix = run(gguf, gpus("L4"), flags);
+  EXPECT_EQ(i_matrix.memory.activation_peak - k_quants.memory.activation_peak, Bytes{3584} * 18944 * 2);
+  flags.max_num_seqs = 16;
+  const Bytes head = Bytes{3584} * 152064 * 2, logits = Bytes{16} * 152064 * 2;
+  EXPECT_GE(run(gguf, gpus("L4"), flags).memory.activation_peak, head + logits);
+  EXPECT_LT(i_matrix.memory.activation_peak, head);
+}
+
 }  // namespace
 }  // namespace headroom
