@@ -137,6 +137,12 @@ struct VisionConfig {
   int pooling_kernel_size = 0;       // Gemma 4 (pooling_kernel_size), LLaVA-NeXT-Video (spatial_pool_stride): patches pooled per side into one token
   int soft_tokens_per_image = 0;     // Gemma 4: default_output_length / vision_soft_tokens_per_image
   int visual_vocab_size = 0;         // Ovis2.5: visual_vocab_size (its visual head's width and the VTE's rows)
+  // Gemma 3n: the timm model its tower is (vision_config.architecture, "mobilenetv5_300m_enc"),
+  // whether model_args were written (they can change that model's shapes), and embed_vision's
+  // vocabulary (vision_config.vocab_size).
+  std::string timm_architecture;
+  bool timm_model_args = false;
+  int embedder_vocab = 0;
   // The processor's largest input (preprocessor_config.json, else the config): Qwen-VL-style
   // max_pixels / min_pixels (0 when not stated) and frames per video item.
   std::int64_t max_pixels = 0;
@@ -174,6 +180,33 @@ struct VisionConfig {
   std::string processor_source;      // the preprocessor_config.json these were read from ("" if none)
 };
 
+// Phi-4-multimodal's Conformer speech encoder (phi4mm_audio.py ConformerEncoder over
+// phi4mm_utils.py's layers) as audio_processor.config and embd_layer.audio_embd_layer write it;
+// the defaults are those constructors'. `laid_out` is false where the config takes a branch
+// headroom does not lay out (another subsampling or bias type, a linear GLU, a Q-Former or conv
+// downsampling): then only the checkpoint's headers count the encoder.
+struct ConformerConfig {
+  int input_size = 80;             // input_size: the features into the subsampling
+  int embedding_input = 80;        // encoder_embedding_config.input_size (global_mean / global_invstd)
+  int kernel_size = 3;             // the depthwise conv's kernel
+  int ext_pw_out_channel = 0;
+  int ext_pw_kernel_size = 1;
+  int depthwise_out = 256;         // depthwise_seperable_out_channel
+  int depthwise_multiplier = 1;
+  int attention_group = 1;         // attention_group_size: K/V heads are heads / group
+  bool bias_in_glu = true;
+  bool batch_norm = false;
+  int conv_channels = 256;         // nemo_conv_settings.conv_channels
+  bool depthwise_subsampling = true;  // nemo_conv_settings.subsampling "dw_striding" (else "striding")
+  bool causal_subsampling = false;    // nemo_conv_settings.is_causal
+  int time_reduction = 4;          // the subsampling factor: log2 of it stride-2 stages
+  int t5_max_distance = 1000;      // relative_attention_bias_args.t5_bias_max_distance
+  bool t5_symmetric = false;
+  bool mlp_projection = true;      // embd_layer.audio_embd_layer.projection_cls "mlp" (else "linear")
+  int downsample_rate = 1;
+  bool laid_out = true;
+};
+
 // An audio encoder's sizes (audio_config), as the omni models write them.
 struct AudioConfig {
   std::string model_type;          // audio_config.model_type ("qwen3_omni_moe_audio_encoder", ...)
@@ -184,6 +217,15 @@ struct AudioConfig {
   int output_dim = 0;              // the projection into the language model
   int num_mel_bins = 0;
   int downsample_hidden_size = 0;  // Qwen3-Omni: the channels of its three stride-2 convolutions
+  // Gemma 3n (Gemma3nAudioConfig): the light conv's kernel (conf_conv_kernel_size), the embedder's
+  // vocabulary (vocab_size), and the subsampling convolutions' channels, kernels and strides
+  // ([time, frequency] each; sscp_conv_*; empty when not written: the release's values).
+  int conv_kernel = 0;
+  int vocab_size = 0;
+  std::vector<int> subsample_channels;
+  std::vector<std::array<int, 2>> subsample_kernels;
+  std::vector<std::array<int, 2>> subsample_strides;
+  std::optional<ConformerConfig> conformer;  // Phi-4-multimodal (model_type "phi4mm_conformer")
 };
 
 struct QuantizationConfig {

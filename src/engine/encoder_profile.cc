@@ -428,9 +428,20 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
   // Gemma 4 12B builds its embedders outside _mark_tower_model (gemma4_unified.py), so vLLM
   // loads them in text-only mode too.
   if (family_of(model) == Family::gemma4_unified) return false;
-  // molmo.py builds its vision backbone unconditionally in every version read (no text-only check).
-  if (family_of(model) == Family::molmo_crops) return false;
+  // molmo.py builds its vision backbone unconditionally in every version read (no text-only check);
+  // so does phi4mm.py its vision encoder and embed_tokens_extend (every stored version, the first
+  // of v0.8 to the 2026 one with embed_multimodal).
+  if (family_of(model) == Family::molmo_crops || family_of(model) == Family::phi4mm_crops) return false;
+  if (family_of(model) == Family::gemma3n) return text_only_mode(model, flags) && gemma3n_marks_towers(version);
   return text_only_mode(model, flags) && !(version < VllmVersion{0, 10, 1});
+}
+
+bool gemma3n_marks_towers(const VllmVersion& version) { return !(version < VllmVersion{0, 15}); }
+
+bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version, const std::string& modality) {
+  if (family_of(model) != Family::gemma3n || !gemma3n_marks_towers(version)) return false;
+  if (modality == "audio" && !model.audio) return false;
+  return flags.language_model_only || mm_limit(flags, modality) == 0;
 }
 
 namespace {
@@ -443,7 +454,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
          : family == Family::internvl_tiles ? internvl_item(model, flags)
          : family == Family::llava_anyres   ? llava_anyres_item(model)
          : family == Family::phi3v_crops    ? phi3v_item(model, flags)
-         : family == Family::phi4mm_crops   ? phi4mm_item(model, flags)
+         : family == Family::phi4mm_crops   ? phi4mm_item(model, flags, version < VllmVersion{0, 9})
          : family == Family::moonvit        ? moonvit_item(model)
          : family == Family::gemma4         ? gemma4_profiled_item(model, flags, version)
          : family == Family::aya_tiles      ? aya_item(model, flags)
@@ -498,14 +509,12 @@ EncoderProfile mllama_v0_profile(const ModelSpec& model, const VllmFlags& flags,
 }
 
 // Whether headroom sizes the family's dummy batch on this version: not the unsized towers, not
-// Llama 3.2 Vision (V0's own pass), GLM-4.xV only within its releases (glm4v_vision.cc), and
-// Phi-4-multimodal from v0.9 (before it the first phi4mm.py hard-coded 16 crops and picked image
-// or audio by their token counts, and the release where the processor-based file replaced it is
-// not pinned down).
+// Llama 3.2 Vision (V0's own pass), GLM-4.xV only within its releases (glm4v_vision.cc).
+// Phi-4-multimodal's first phi4mm.py (16 crops, phi4mm_item) is taken as the file before v0.9,
+// the processor-based one from v0.9; the release that switched is not pinned down.
 bool family_sized(Family family, const VllmVersion& version) {
   if (family == Family::unsized || family == Family::mllama_v0) return false;
   if (family == Family::glm4v) return glm4v_sized(version);
-  if (family == Family::phi4mm_crops) return !(version < VllmVersion{0, 9});
   return true;
 }
 

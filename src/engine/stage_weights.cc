@@ -50,6 +50,8 @@ WeightPlan weight_plan(const ModelSpec& model, const GpuSpec& gpu, const VllmFla
   // Text-only mode (every modality limited to 0, or --language-model-only): from v0.10.1 (#22299)
   // the model classes build no encoder or projector, so their weights are not loaded.
   plan.skip_mm_towers = skips_tower_weights(model, flags, config.version);
+  plan.skip_image_tower = skips_one_tower(model, flags, config.version, "image");
+  plan.skip_audio_tower = skips_one_tower(model, flags, config.version, "audio");
   plan.rope_cache_positions_factor = mrope_cache_factor(model, config.version);
   // ROCm pads the unquantized fused-MoE weights (#14454, taken as first in v0.8) unless
   // VLLM_ROCM_MOE_PADDING=0; quantized experts (a checkpoint's method, online fp8) take other
@@ -154,8 +156,10 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
   w.source = !model.weights ? "from the architecture" : gguf ? "exact (GGUF header)" : "exact (safetensors headers)";
   const bool measured = options.measured && options.measured->weights;
   if (measured) w.source = options.measured->source;
-  // Phi-4-multimodal's Conformer speech encoder (phi4mm_audio.py) is not laid out from its config.
-  if (!model.weights && !measured && model.audio && model.audio->model_type == "phi4mm_conformer" && !w.plan.skip_mm_towers)
+  // Phi-4-multimodal's Conformer speech encoder (phi4mm_audio.py) is laid out from its config
+  // unless the config takes a branch headroom does not lay out.
+  if (!model.weights && !measured && model.audio && model.audio->model_type == "phi4mm_conformer" && !w.plan.skip_mm_towers &&
+      !(model.audio->conformer && model.audio->conformer->laid_out))
     w.notes.push_back("the weights derived from the config leave out Phi-4-multimodal's speech encoder (a " +
                       std::to_string(model.audio->layers) + "-block Conformer): the checkpoint's safetensors headers "
                       "(a local folder or the Hub) count it exactly");

@@ -169,12 +169,19 @@ EncoderItem phi3v_item(const ModelSpec& m, const VllmFlags& flags) {
 // each, attending within a crop. _compute_num_image_tokens after the 2 × 2 average pool: the
 // global image's c² tokens and c newlines, a separator, and the grid's c² tokens per crop with c
 // newlines per crop row, where c = image_size / patch / 2 (10,065 tokens at 36 crops of 448).
-EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags) {
+// Before v0.9 the first phi4mm.py hard-coded DYNAMIC_HD = 16 whatever the processor wrote: its
+// dummy image is 448 x 7168 (17 crops, 4,625 tokens), and dummy_data_for_phi4mm took images over
+// audio whenever they had more tokens (188 per audio clip).
+EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags, bool first_phi4mm) {
   EncoderItem item;
   const auto& v = *m.vision;
   if (v.image_size <= 0 || v.patch_size <= 0) return item;
-  const auto [crops, source] =
+  auto [crops, source] =
       tile_count(flags, "dynamic_hd", v.max_tiles, v.processor_source + " dynamic_hd", 36, "the release's dynamic_hd (36)");
+  if (first_phi4mm) {
+    crops = 16;
+    source = "the first phi4mm.py's DYNAMIC_HD (16)";
+  }
   const std::int64_t side = v.image_size / v.patch_size, c = side / 2;
   item.modality = "image";
   item.tokens = (crops + 1) * c * c + 1 + (crops + 1) * c;

@@ -18,7 +18,7 @@ std::int64_t class_tokens(const VisionConfig& v);
 
 EncoderItem llava_anyres_item(const ModelSpec& m);                               // LLaVA-NeXT, OneVision
 EncoderItem phi3v_item(const ModelSpec& m, const VllmFlags& flags);              // Phi-3(.5)-vision
-EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags);             // Phi-4-multimodal
+EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags, bool first_phi4mm);             // Phi-4-multimodal
 EncoderItem llama4_item(const ModelSpec& m);                                     // Llama 4
 EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags);           // InternVL
 EncoderItem aya_item(const ModelSpec& m, const VllmFlags& flags);                // Aya Vision

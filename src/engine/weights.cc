@@ -68,6 +68,12 @@ Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
   // Llama 3.2 Vision's position and tile tables are plain nn.Embedding (mllama.py): whole on every
   // rank, rows not padded.
   if (contains(name, "positional_embedding.")) return Shard::replicated;
+  // Gemma 3n's towers are transformers' and timm's modules (gemma3n_mm.py AutoModel.from_config),
+  // not vLLM's parallel layers: whole on every rank.
+  // So are Phi-4-multimodal's speech encoder and projections (phi4mm_utils.py's nn.Linear / Conv).
+  if (contains(name, "audio_tower.conformer.") || contains(name, "audio_tower.subsample_conv_projection.") ||
+      contains(name, "timm_model.") || contains(name, "audio_embed.encoder.") || contains(name, "audio_embed.audio_projection"))
+    return Shard::replicated;
   // Phi-4-multimodal's towers live under embed_tokens_extend: they are not the vocabulary table.
   const bool vocab_table = contains(name, "embed_tokens") && !contains(name, "embed_tokens_extend");
   if (vocab_table || contains(name, "word_embeddings") || ends_with_any(mod, {"wte", "tok_embeddings", "embedding"}) ||
@@ -358,6 +364,8 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
     // model classes leave their towers unbuilt and skip their weights (#22299).
     if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;
+    if (plan.skip_image_tower && (contains(name, "vision_tower.") || contains(name, "embed_vision."))) continue;
+    if (plan.skip_audio_tower && (contains(name, "audio_tower.") || contains(name, "embed_audio."))) continue;
     double bytes = static_cast<double>(t.bytes);
     std::int64_t elements = 1;
     for (auto d : t.shape) elements *= d;

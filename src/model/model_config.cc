@@ -444,6 +444,13 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   // Gemma 3n's vision_config names a timm MobileNetV5 and no image size; its image processor's size
   // is 768 × 768 in the releases (transformers' convert_gemma3n_weights.py), the only size it takes.
   if (v.model_type == "gemma3n_vision" && v.image_size == 0) v.image_size = 768;
+  if (v.model_type == "gemma3n_vision") {
+    HR_TRY(timm, vc->get_string("architecture"));
+    HR_TRY(vocab, vc->get_int("vocab_size"));
+    v.timm_architecture = timm.value_or("");
+    v.timm_model_args = vc->has("model_args");
+    if (vocab) v.embedder_vocab = static_cast<int>(std::clamp<std::int64_t>(*vocab, 0, 1 << 20));
+  }
   if (v.model_type == "gemma4_unified_vision") {
     if (auto unified = read_gemma4_unified_embedder(*vc, v); !unified) return tl::unexpected(unified.error());
   }
@@ -718,16 +725,61 @@ nlohmann::json hoist_thinker_config(const nlohmann::json& config) {
   return out;
 }
 
+// Phi-4-multimodal's Conformer (phi4mm_audio.py ConformerEncoder, phi4mm_utils.py) from
+// audio_processor.config: the integers and flags its weights' shapes take, each bounded.
+Result<void> read_conformer_fields(const ConfigReader& c, ConformerConfig& x) {
+  const std::pair<const char*, int*> ints[] = {
+      {"input_size", &x.input_size}, {"kernel_size", &x.kernel_size}, {"ext_pw_out_channel", &x.ext_pw_out_channel},
+      {"ext_pw_kernel_size", &x.ext_pw_kernel_size}, {"depthwise_seperable_out_channel", &x.depthwise_out},
+      {"depthwise_multiplier", &x.depthwise_multiplier}, {"attention_group_size", &x.attention_group},
+      {"time_reduction", &x.time_reduction}};
+  for (auto [key, into] : ints) {
+    HR_TRY(v, get_number_in(c, key, 0.0, 65536.0));
+    if (v) *into = static_cast<int>(*v);
+  }
+  for (auto [key, into] : {std::pair<const char*, bool*>{"bias_in_glu", &x.bias_in_glu}, {"batch_norm", &x.batch_norm}}) {
+    HR_TRY(v, c.get_bool(key));
+    if (v) *into = *v;
+  }
+  HR_TRY(linear_glu, c.get_bool("linear_glu_in_convm"));
+  if (linear_glu.value_or(false) || x.attention_group < 1 || x.time_reduction < 2) x.laid_out = false;
+  if (auto e = c.child("encoder_embedding_config")) {
+    HR_TRY(v, get_number_in(*e, "input_size", 0.0, 65536.0));
+    if (v) x.embedding_input = static_cast<int>(*v);
+  }
+  if (auto n = c.child("nemo_conv_settings")) {
+    HR_TRY(channels, get_number_in(*n, "conv_channels", 1.0, 65536.0));
+    HR_TRY(sub, n->get_string("subsampling"));
+    HR_TRY(causal, n->get_bool("is_causal"));
+    if (channels) x.conv_channels = static_cast<int>(*channels);
+    if (sub && *sub != "dw_striding") {
+      x.depthwise_subsampling = false;
+      if (*sub != "striding") x.laid_out = false;  // the Conv1d stacks are not laid out
+    }
+    if (causal) x.causal_subsampling = *causal;
+  }
+  if (auto r = c.child("relative_attention_bias_args")) {
+    HR_TRY(type, r->get_string("type"));
+    HR_TRY(distance, get_number_in(*r, "t5_bias_max_distance", 1.0, 1 << 20));
+    HR_TRY(symmetric, r->get_bool("t5_bias_symmetric"));
+    if (type && *type != "t5") x.laid_out = false;
+    if (distance) x.t5_max_distance = static_cast<int>(*distance);
+    if (symmetric) x.t5_symmetric = *symmetric;
+  }
+  return {};
+}
+
 // Phi-4-multimodal's speech encoder (phi4mm_audio.py AudioEmbedding over a ConformerEncoder) from
-// its config's audio_processor.config: attention_dim, attention_heads, num_blocks, linear_units.
-// Read so that the audio modality is known (its limit keeps the model multimodal); its weights come
-// from the checkpoint's headers, as no catalogue line synthesises them.
+// its config's audio_processor.config (attention_dim, attention_heads, num_blocks, linear_units and
+// the layout's other fields) and embd_layer.audio_embd_layer (the projection into the language
+// model).
 Result<std::optional<AudioConfig>> read_phi4mm_audio(const ConfigReader& top) {
   HR_TRY(phi4mm, is_phi4mm(top));
   auto ap = top.child("audio_processor");
   if (!phi4mm || !ap) return std::optional<AudioConfig>{};
   AudioConfig a;
   a.model_type = "phi4mm_conformer";
+  ConformerConfig x;
   if (auto c = ap->child("config")) {
     HR_TRY(dim, get_number_in(*c, "attention_dim", 1.0, 65536.0));
     HR_TRY(heads, get_number_in(*c, "attention_heads", 1.0, 1024.0));
@@ -737,8 +789,57 @@ Result<std::optional<AudioConfig>> read_phi4mm_audio(const ConfigReader& top) {
     a.heads = static_cast<int>(heads.value_or(0.0));
     a.layers = static_cast<int>(blocks.value_or(0.0));
     a.ffn = static_cast<int>(units.value_or(0.0));
+    if (auto fields = read_conformer_fields(*c, x); !fields) return tl::unexpected(fields.error());
   }
+  if (auto embd = top.child("embd_layer"); embd) {
+    if (auto audio = embd->child("audio_embd_layer")) {
+      HR_TRY(projection, audio->get_string("projection_cls"));
+      HR_TRY(rate, get_number_in(*audio, "downsample_rate", 1.0, 64.0));
+      HR_TRY(qformer, audio->get_bool("use_qformer"));
+      HR_TRY(conv_ds, audio->get_bool("use_conv_downsample"));
+      x.mlp_projection = projection.value_or("mlp") == "mlp";
+      if (projection && *projection != "mlp" && *projection != "linear") x.laid_out = false;
+      if (rate) x.downsample_rate = static_cast<int>(*rate);
+      if (qformer.value_or(false) || conv_ds.value_or(false)) x.laid_out = false;
+    }
+  }
+  a.conformer = x;
   return std::optional<AudioConfig>(a);
+}
+
+// A list of [time, frequency] pairs (Gemma 3n's sscp_conv_kernel_size / sscp_conv_stride_size),
+// each between 1 and 64.
+Result<std::vector<std::array<int, 2>>> read_pairs(const ConfigReader& c, const std::string& key) {
+  std::vector<std::array<int, 2>> out;
+  if (!c.has(key)) return out;
+  const auto& v = c.json().at(key);
+  if (!v.is_array() || v.size() > 8) return tl::unexpected(c.type_error(key, "list of at most 8 [time, frequency] pairs"));
+  for (const auto& pair : v) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !pair[1].is_number_integer())
+      return tl::unexpected(c.type_error(key, "list of [time, frequency] integer pairs"));
+    const auto t = pair[0].get<std::int64_t>(), f = pair[1].get<std::int64_t>();
+    if (t < 1 || t > 64 || f < 1 || f > 64) return tl::unexpected(c.type_error(key, "pairs of integers from 1 to 64"));
+    out.push_back({static_cast<int>(t), static_cast<int>(f)});
+  }
+  return out;
+}
+
+// Gemma 3n's subsampling convolutions (Gemma3nAudioSubSampleConvProjection): channels, kernels and
+// strides of its two conv blocks.
+Result<void> read_gemma3n_subsampling(const ConfigReader& ac, AudioConfig& a) {
+  HR_TRY(channels, ac.get_int_list("sscp_conv_channel_size"));
+  if (channels) {
+    if (channels->size() > 8) return tl::unexpected(ac.type_error("sscp_conv_channel_size", "list of at most 8 channel counts"));
+    for (auto c : *channels) {
+      if (c < 1 || c > 65536) return tl::unexpected(ac.type_error("sscp_conv_channel_size", "channel counts from 1 to 65536"));
+      a.subsample_channels.push_back(static_cast<int>(c));
+    }
+  }
+  HR_TRY(kernels, read_pairs(ac, "sscp_conv_kernel_size"));
+  HR_TRY(strides, read_pairs(ac, "sscp_conv_stride_size"));
+  a.subsample_kernels = std::move(kernels);
+  a.subsample_strides = std::move(strides);
+  return {};
 }
 
 // audio_config: sizes of the audio encoder, each bounded like the language model's.
@@ -752,10 +853,14 @@ Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
     std::vector<std::string> keys;
     int* into;
   };
-  for (const Field& f : {Field{{"encoder_layers", "num_hidden_layers"}, &a.layers}, Field{{"d_model"}, &a.d_model},
-                         Field{{"encoder_attention_heads"}, &a.heads}, Field{{"encoder_ffn_dim"}, &a.ffn},
-                         Field{{"output_dim"}, &a.output_dim}, Field{{"num_mel_bins"}, &a.num_mel_bins},
-                         Field{{"downsample_hidden_size"}, &a.downsample_hidden_size}}) {
+  // Gemma 3n's Gemma3nAudioConfig names them conf_num_hidden_layers, hidden_size,
+  // conf_num_attention_heads and input_feat_size.
+  for (const Field& f : {Field{{"encoder_layers", "num_hidden_layers", "conf_num_hidden_layers"}, &a.layers},
+                         Field{{"d_model", "hidden_size"}, &a.d_model},
+                         Field{{"encoder_attention_heads", "conf_num_attention_heads"}, &a.heads}, Field{{"encoder_ffn_dim"}, &a.ffn},
+                         Field{{"output_dim"}, &a.output_dim}, Field{{"num_mel_bins", "input_feat_size"}, &a.num_mel_bins},
+                         Field{{"downsample_hidden_size"}, &a.downsample_hidden_size},
+                         Field{{"conf_conv_kernel_size"}, &a.conv_kernel}, Field{{"vocab_size"}, &a.vocab_size}}) {
     for (const auto& key : f.keys) {
       HR_TRY(v, get_number_in(*ac, key, 0.0, 1 << 20));
       if (v) {
@@ -764,6 +869,8 @@ Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
       }
     }
   }
+  if (a.model_type == "gemma3n_audio")
+    if (auto sub = read_gemma3n_subsampling(*ac, a); !sub) return tl::unexpected(sub.error());
   return std::optional<AudioConfig>(a);
 }
 

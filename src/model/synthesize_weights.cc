@@ -973,8 +973,38 @@ void add_molmo_vision(Builder& b, const ModelSpec& m) {
   b.dense(p + "pad_embed", {2, pooled_in});
 }
 
+// Gemma3nMultimodalEmbedder (gemma3n_mm.py, embed_vision / embed_audio): a vocabulary table of the
+// tower's width, its hard and soft RMSNorms, and the projection into the language model; the
+// post-projection norm has no weight.
+void add_gemma3n_embedder(Builder& b, const std::string& p, std::int64_t vocab, std::int64_t width, std::int64_t text_hidden) {
+  b.dense(p + "embedding.weight", {vocab, width});
+  b.dense(p + "hard_embedding_norm.weight", {width});
+  b.dense(p + "soft_embedding_norm.weight", {width});
+  b.dense(p + "embedding_projection.weight", {text_hidden, width});
+}
+
+// Gemma 3n's vision tower is timm's mobilenetv5_300m_enc (gemma3n_mm.py AutoModel.from_config ->
+// TimmWrapperModel), whose shapes vision_config does not set: timm's mobilenetv5.py
+// _gen_mobilenet_v5 builds it from fixed block strings. Its parameters, counted per part from
+// those blocks (timm 1.0.17 on, with conv_stem's bias, which the release checkpoint carries):
+// stem 1,856; stages 1,492,608, 2,439,168, 63,407,744 and 211,540,480; the multi-scale fusion
+// adapter 15,245,056: 294,126,912 in all. Another timm model, or model_args that reshape it, is
+// counted only from the checkpoint's headers.
+void add_gemma3n_vision(Builder& b, const ModelSpec& m) {
+  const auto& v = *m.vision;
+  if (v.timm_architecture == "mobilenetv5_300m_enc" && !v.timm_model_args) {
+    const std::string p = "vision_tower.timm_model.";
+    b.dense(p + "conv_stem.weight", {1856});
+    const std::int64_t stages[] = {1492608, 2439168, 63407744, 211540480};
+    for (int i = 0; i < 4; ++i) b.dense(p + "blocks." + std::to_string(i) + ".weight", {stages[i]});
+    b.dense(p + "msfa.weight", {15245056});
+  }
+  if (v.hidden_size > 0) add_gemma3n_embedder(b, "embed_vision.", v.embedder_vocab > 0 ? v.embedder_vocab : 128, v.hidden_size, m.hidden_size);
+}
+
 void add_vision(Builder& b, const ModelSpec& m) {
   const auto& v = *m.vision;
+  if (v.model_type == "gemma3n_vision") return add_gemma3n_vision(b, m);
   if (v.model_type == "molmo_vit") return add_molmo_vision(b, m);
   if (v.model_type == "deepseek_vl2_siglip") return add_deepseek_vl2_vision(b, m);
   if (m.architecture == "DeepseekOCRForCausalLM") return add_deepencoder(b, m);
@@ -1061,12 +1091,157 @@ void add_qwen2_5_omni_audio(Builder& b, const ModelSpec& m) {
   linear_bias(b, p + "proj", out, d);
 }
 
+// Gemma 3n's subsampling (Gemma3nAudioSubSampleConvProjection): two conv blocks, each a Conv2d
+// without bias over [time, frequency] and a CumulativeGroupNorm scale per channel; the frequency
+// axis, padded by one each side, shrinks to (F + 2 - kernel) / stride + 1 per block, and
+// input_proj_linear maps channels x the last width to the encoder's width. The release writes
+// channels (128, 32), kernels (3, 3) and strides (2, 2): 128 mel bins -> 64 -> 32.
+void add_gemma3n_subsampling(Builder& b, const std::string& p, const AudioConfig& a) {
+  std::int64_t in = 1, freq = a.num_mel_bins > 0 ? a.num_mel_bins : 128;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::int64_t c = i < a.subsample_channels.size() ? a.subsample_channels[i] : (i == 0 ? 128 : 32);
+    const std::array<int, 2> k = i < a.subsample_kernels.size() ? a.subsample_kernels[i] : std::array<int, 2>{3, 3};
+    const std::array<int, 2> st = i < a.subsample_strides.size() ? a.subsample_strides[i] : std::array<int, 2>{2, 2};
+    const std::string conv = p + "conv_" + std::to_string(i) + ".";
+    b.dense(conv + "conv.weight", {c, in, k[0], k[1]});
+    b.dense(conv + "norm.weight", {c});
+    freq = std::max<std::int64_t>(1, (freq + 2 - k[1]) / st[1] + 1);
+    in = c;
+  }
+  b.dense(p + "input_proj_linear.weight", {a.d_model, in * freq});
+}
+
+// Gemma 3n's audio encoder (transformers' Gemma3nAudioEncoder, which gemma3n_mm.py builds through
+// AutoModel.from_config): the subsampling, then per conformer block two feed-forwards (4 x width,
+// pre and post RMSNorm), attention (per_dim_scale of one head's width, the relative position
+// projection, q/k/v, post and its norm), the light conv (linear_start to 2 x width, a depthwise
+// conv of conf_conv_kernel_size, its norm, linear_end) and the block's norm; no biases. Then
+// embed_audio, the embedder into the language model.
+void add_gemma3n_audio(Builder& b, const ModelSpec& m) {
+  const AudioConfig& a = *m.audio;
+  const std::int64_t H = a.d_model, heads = a.heads > 0 ? a.heads : 8, K = a.conv_kernel > 0 ? a.conv_kernel : 5;
+  const std::string p = "audio_tower.";
+  add_gemma3n_subsampling(b, p + "subsample_conv_projection.", a);
+  for (int i = 0; i < a.layers; ++i) {
+    const std::string l = p + "conformer." + std::to_string(i) + ".";
+    for (const char* ffw : {"ffw_layer_start.", "ffw_layer_end."}) {
+      b.dense(l + ffw + "pre_layer_norm.weight", {H});
+      b.dense(l + ffw + "ffw_layer_1.weight", {4 * H, H});
+      b.dense(l + ffw + "ffw_layer_2.weight", {H, 4 * H});
+      b.dense(l + ffw + "post_layer_norm.weight", {H});
+    }
+    b.dense(l + "attention.pre_attn_norm.weight", {H});
+    b.dense(l + "attention.attn.per_dim_scale", {H / heads});
+    for (const char* proj : {"relative_position_embedding.pos_proj", "q_proj", "k_proj", "v_proj"})
+      b.dense(l + "attention.attn." + proj + ".weight", {H, H});
+    b.dense(l + "attention.post.weight", {H, H});
+    b.dense(l + "attention.post_norm.weight", {H});
+    b.dense(l + "lconv1d.pre_layer_norm.weight", {H});
+    b.dense(l + "lconv1d.linear_start.weight", {2 * H, H});
+    b.dense(l + "lconv1d.depthwise_conv1d.weight", {H, 1, K});
+    b.dense(l + "lconv1d.conv_norm.weight", {H});
+    b.dense(l + "lconv1d.linear_end.weight", {H, H});
+    b.dense(l + "norm.weight", {H});
+  }
+  add_gemma3n_embedder(b, "embed_audio.", a.vocab_size > 0 ? a.vocab_size : 128, H, m.hidden_size);
+}
+
+// Phi-4-multimodal's subsampling (phi4mm_utils.py NemoConvSubsampling, ReLU between convs): the
+// first 3 x 3 conv from one channel, then per further stride-2 stage a depthwise 3 x 3 and a
+// pointwise conv ("dw_striding") or a full 3 x 3 conv ("striding"), all biased; then `out` from
+// channels x the remaining feature width (calc_length: (L + padding - 3) / 2 + 1 per stage, padding
+// 2, or 3 when causal) to attention_dim. The release: 80 features -> 40 -> 20 -> 10, out 1024 x 10240.
+void add_nemo_subsampling(Builder& b, const std::string& p, const ConformerConfig& x, std::int64_t D) {
+  const std::int64_t C = x.conv_channels;
+  int stages = 0;
+  while ((1 << (stages + 1)) <= x.time_reduction && stages < 16) ++stages;
+  b.dense(p + "conv.0.weight", {C, 1, 3, 3});
+  b.dense(p + "conv.0.bias", {C});
+  for (int j = 0; j + 1 < stages; ++j) {
+    if (x.depthwise_subsampling) {
+      linear_bias(b, p + "conv." + std::to_string(3 * j + 2), C, 9);  // [C, 1, 3, 3]
+      linear_bias(b, p + "conv." + std::to_string(3 * j + 3), C, C);  // [C, C, 1, 1]
+    } else {
+      linear_bias(b, p + "conv." + std::to_string(2 * (j + 1)), C, C * 9);  // [C, C, 3, 3]
+    }
+  }
+  std::int64_t width = x.input_size;
+  for (int i = 0; i < stages; ++i) width = std::max<std::int64_t>(1, (width + (x.causal_subsampling ? 3 : 2) - 3) / 2 + 1);
+  linear_bias(b, p + "out", D, C * width);
+}
+
+// One ConformerEncoderLayer (phi4mm_utils.py): two GLU feed-forwards (LayerNorm, GLULinear to 2 x
+// linear_units, Linear back), grouped multi-head attention with biased q/k/v/out, the conv module
+// (LayerNorm; the GLU pointwise conv to 2 x ext_pw_out_channel with its b1/b2, the separate
+// ext_pw conv and ln1 when its width differs; the depthwise separable conv and ln2; batch norm when
+// set) and two LayerNorms.
+void add_conformer_block(Builder& b, const std::string& l, const ConformerConfig& x, std::int64_t D, std::int64_t F) {
+  const std::int64_t kv = D / x.attention_group, E = x.ext_pw_out_channel, S = x.depthwise_out, DM = D * x.depthwise_multiplier;
+  for (const char* ff : {"feed_forward_in.", "feed_forward_out."}) {
+    layer_norm(b, l + ff + "layer_norm", D);
+    linear_bias(b, l + ff + "net.0.linear", 2 * F, D, x.bias_in_glu);
+    linear_bias(b, l + ff + "net.2", D, F);
+  }
+  linear_bias(b, l + "self_attn.linear_q", D, D);
+  linear_bias(b, l + "self_attn.linear_k", kv, D);
+  linear_bias(b, l + "self_attn.linear_v", kv, D);
+  linear_bias(b, l + "self_attn.linear_out", D, kv);
+  const std::string c = l + "conv.";
+  layer_norm(b, c + "layer_norm", D);
+  if (E != 0) {
+    linear_bias(b, c + "glu.ext_pw_conv_1d", 2 * E, D * x.ext_pw_kernel_size);
+    if (x.bias_in_glu) {
+      b.dense(c + "glu.b1", {1, E, 1});
+      b.dense(c + "glu.b2", {1, E, 1});
+    }
+    linear_bias(b, c + "ext_pw_conv_1d", E, D * x.ext_pw_kernel_size);
+    if (E != D) linear_bias(b, c + "ln1", D, E);
+  } else {
+    b.dense(c + "pw_conv_simplify_w", {3});
+    b.dense(c + "pw_conv_simplify_b", {3});
+  }
+  linear_bias(b, c + "dw_sep_conv_1d.dw_conv", DM, x.kernel_size);
+  if (S != 0) linear_bias(b, c + "dw_sep_conv_1d.pw_conv", S, DM);
+  if (S != 0 && S != D) linear_bias(b, c + "ln2", D, S);
+  else if (S == 0 && x.depthwise_multiplier != 1) linear_bias(b, c + "ln2", D, DM);
+  if (x.batch_norm)
+    for (const char* t : {"weight", "bias", "running_mean", "running_var"}) b.dense(c + "bn_layer." + t, {D});
+  layer_norm(b, l + "layer_norm_att", D);
+  layer_norm(b, l + "layer_norm", D);
+}
+
+// Phi-4-multimodal's speech encoder and its projections (phi4mm_audio.py AudioEmbedding): the
+// global mean / inverse deviation of the input features, the subsampling, the T5 relative bias
+// table (2 x max distance rows unless symmetric, heads / group columns), the blocks; then the
+// speech and vision-mode projections ("mlp": Linear to the language model's width, GELU, Linear;
+// "linear": one Linear). For the release 441,238,304 encoder parameters and 2 x 12,589,056.
+void add_phi4mm_audio(Builder& b, const ModelSpec& m) {
+  const AudioConfig& a = *m.audio;
+  const ConformerConfig& x = *a.conformer;
+  const std::int64_t D = a.d_model, F = a.ffn > 0 ? a.ffn : 4 * D, H = a.heads > 0 ? a.heads : 1, L = m.hidden_size;
+  const std::string p = "model.embed_tokens_extend.audio_embed.";
+  b.dense(p + "encoder.encoder_embedding.global_mean", {x.embedding_input});
+  b.dense(p + "encoder.encoder_embedding.global_invstd", {x.embedding_input});
+  add_nemo_subsampling(b, p + "encoder.embed.", x, D);
+  b.dense(p + "encoder.relative_attention_bias_layer.bias_values.weight",
+          {std::int64_t{x.t5_max_distance} * (x.t5_symmetric ? 1 : 2), H / x.attention_group});
+  for (int i = 0; i < a.layers; ++i) add_conformer_block(b, p + "encoder.encoders." + std::to_string(i) + ".", x, D, F);
+  const std::int64_t in = D * x.downsample_rate;
+  if (!x.mlp_projection) return linear_bias(b, p + "audio_projection", L, in);
+  for (const char* mode : {"speech", "vision"}) {
+    linear_bias(b, p + "audio_projection." + mode + ".0", L, in);
+    linear_bias(b, p + "audio_projection." + mode + ".2", L, L);
+  }
+}
+
 // The audio encoders laid out here, by audio_config.model_type; another type is counted only
 // from a checkpoint's own safetensors headers.
 void add_audio(Builder& b, const ModelSpec& m) {
   if (!m.audio || m.audio->layers <= 0 || m.audio->d_model <= 0) return;
   if (m.audio->model_type == "qwen3_omni_moe_audio_encoder") add_qwen3_omni_audio(b, m);
   else if (m.audio->model_type == "qwen2_5_omni_audio_encoder") add_qwen2_5_omni_audio(b, m);
+  else if (m.audio->model_type == "gemma3n_audio") add_gemma3n_audio(b, m);
+  else if (m.audio->model_type == "phi4mm_conformer" && m.audio->conformer && m.audio->conformer->laid_out) add_phi4mm_audio(b, m);
 }
 
 }  // namespace

@@ -319,8 +319,8 @@ TEST(EncoderProfile, PaddleOcrVlEncodesOneImageAtATime) {
 // encodes 36 + 1 crops of 32² = 1,024 patches (37,888), and _compute_num_image_tokens gives
 // 37 × 16² + 1 + 37 × 16 = 10,065 embeddings: one image, the budget raised to it at 8,192 tokens.
 // dynamic_hd 16 (vLLM's examples pass it in mm_processor_kwargs): 17 crops, 4,625 embeddings.
-// Before v0.9 the first phi4mm.py hard-coded 16 crops and chose image or audio by their tokens:
-// not sized. Images limited to 0 leave the speech encoder (its audio_processor is read), so the
+// Before v0.9 the first phi4mm.py hard-coded DYNAMIC_HD = 16 (a 448 x 7168 dummy) and chose
+// images over audio by their tokens (4,625 against 188): 17 crops. Images limited to 0 leave the speech encoder (its audio_processor is read), so the
 // model is not text-only until audio is limited to 0 too.
 TEST(EncoderProfile, Phi4MultimodalProfilesThirtySevenCropsOfOneImage) {
   auto m = parse_model_config_text(test_support::k_phi4_multimodal, "config.json");
@@ -340,19 +340,28 @@ TEST(EncoderProfile, Phi4MultimodalProfilesThirtySevenCropsOfOneImage) {
   auto q = engine::encoder_profile(*m, sixteen, settings(8192), {0, 10, 1}, 2.0, {});
   EXPECT_EQ(q.item.patches, 17408);
   EXPECT_EQ(q.item.tokens, 4625);
-  EXPECT_TRUE(engine::encoder_profile(*m, {}, settings(8192), {0, 8, 5}, 2.0, {}).family_unsized);
+  auto first = engine::encoder_profile(*m, {}, settings(8192), {0, 8, 5}, 2.0, {});
+  EXPECT_FALSE(first.family_unsized);
+  EXPECT_EQ(first.item.patches, 17408);
+  EXPECT_EQ(first.item.tokens, 4625);
   VllmFlags no_images;
   no_images.limit_mm_per_prompt = {{"image", 0}};
   EXPECT_FALSE(engine::text_only_mode(*m, no_images));
   no_images.limit_mm_per_prompt["audio"] = 0;
   EXPECT_TRUE(engine::text_only_mode(*m, no_images));
-  // Weights derived from this config say what they leave out: the speech encoder.
+  // Weights derived from this config lay the speech encoder out; a config whose subsampling is a
+  // Conv1d stack (not laid out) says the encoder is left out.
   GpuSetup g;
   g.gpu = *GpuCatalog::builtin().find("RTX 4090");
-  auto pred = predict(*m, g, {}, VllmVersion{0, 10, 1});
-  ASSERT_TRUE(pred) << pred.error().message;
-  EXPECT_TRUE(std::any_of(pred->notes.begin(), pred->notes.end(),
-                          [](const std::string& n) { return n.find("speech encoder") != std::string::npos; }));
+  const auto says_left_out = [&](const ModelSpec& spec) {
+    auto pred = predict(spec, g, {}, VllmVersion{0, 10, 1});
+    return pred && std::any_of(pred->notes.begin(), pred->notes.end(),
+                               [](const std::string& n) { return n.find("speech encoder") != std::string::npos; });
+  };
+  EXPECT_FALSE(says_left_out(*m));
+  ModelSpec conv1d = *m;
+  conv1d.audio->conformer->laid_out = false;
+  EXPECT_TRUE(says_left_out(conv1d));
 }
 
 // DeepSeek-OCR (deepseek_ocr.py, fixed processor settings): the 1280² dummy is 2 x 2 tiles of 640²

@@ -81,9 +81,14 @@ inline constexpr const char* k_phi4_multimodal = R"({"architectures": ["Phi4MMFo
     "num_hidden_layers": 32, "vocab_size": 200064, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
     "tie_word_embeddings": true,
     "embd_layer": {"embedding_cls": "image_audio", "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image"},
-      "audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1}},
+      "audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1, "projection_cls": "mlp", "use_qformer": false,
+        "use_conv_downsample": false}},
     "audio_processor": {"name": "cascades", "config": {"attention_dim": 1024, "attention_heads": 16, "num_blocks": 24,
-      "linear_units": 1536, "input_size": 80}}})";
+      "linear_units": 1536, "input_size": 80, "kernel_size": 3, "ext_pw_out_channel": 1024, "ext_pw_kernel_size": 1,
+      "depthwise_seperable_out_channel": 1024, "depthwise_multiplier": 1, "bias_in_glu": true, "batch_norm": false,
+      "causal": true, "chunk_size": -1, "left_chunk": 18, "time_reduction": 8, "activation": "swish",
+      "nemo_conv_settings": {"conv_channels": 1024}, "encoder_embedding_config": {"input_size": 80},
+      "relative_attention_bias_args": {"type": "t5", "t5_bias_max_distance": 500}}}})";
 
 // Ovis2.5-9B's config.json (vit_config beside llm_config, visual_vocab_size 65,536).
 inline constexpr const char* k_ovis25_9b = R"({"architectures": ["Ovis2_5"], "model_type": "ovis2_5", "hidden_size": 4096,

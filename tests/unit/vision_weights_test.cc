@@ -344,6 +344,38 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
 // layer (model.layers.N.<proj>.base_layer.weight, .lora_A.vision.weight, .lora_B.speech.weight, ...);
 // vLLM's phi4mm.py loads with AutoWeightsLoader(self, skip_substrs=["lora"]), so the adapters'
 // tensors take nothing at load and the base layers count as they are.
+// Phi-4-multimodal's speech encoder from the release's audio_processor.config (phi4mm_audio.py,
+// phi4mm_utils.py): global mean / inverse deviation (2 x 80); the subsampling at time_reduction 8
+// (three stride-2 stages of 1,024 channels, dw_striding: 10,240 + 2 x 10,240 + 2 x 1,049,600; out
+// 1,024 x (1,024 x 10 features) + 1,024); the T5 bias table 1,000 x 16; per block two GLU
+// feed-forwards (2 x 4,724,736), attention (4 x 1,049,600), the conv module (4,206,592) and two
+// LayerNorms (4,096): 160 + 12,616,704 + 16,000 + 24 x 17,858,560 = 441,238,304. The speech and
+// vision-mode projections: 2 x (1,024 x 3,072 + 3,072 + 3,072² + 3,072) = 25,178,112.
+TEST(VisionWeights, Phi4MultimodalLaysOutItsConformerFromTheConfig) {
+  auto m = parse_model_config_text(test_support::k_phi4_multimodal, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->audio && m->audio->conformer && m->audio->conformer->laid_out);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "model.embed_tokens_extend.audio_embed.encoder."), 441238304);
+  EXPECT_EQ(params_with_prefix(inv, "model.embed_tokens_extend.audio_embed.audio_projection."), 25178112);
+  // phi4mm.py builds its towers whatever the limits: nothing is skipped in text-only mode.
+  VllmFlags text_only;
+  text_only.limit_mm_per_prompt = {{"image", 0}, {"audio", 0}};
+  EXPECT_TRUE(engine::text_only_mode(*m, text_only));
+  EXPECT_FALSE(engine::skips_tower_weights(*m, text_only, {0, 12, 0}));
+  // The encoder is replicated, not split, at TP 2 (nn.Linear and nn.Conv layers): each rank holds
+  // all of it (beside the language model's rotary table, the same on both).
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  WeightsInventory encoder_only;
+  for (const auto& t : inv.tensors)
+    if (t.name.find("audio_embed.") != std::string::npos) encoder_only.tensors.push_back(t);
+  const Bytes tp1 = engine::stage_weights(*m, encoder_only, plan).front().bytes;
+  EXPECT_GE(tp1, (441238304 + 25178112) * Bytes{2});
+  plan.tensor_parallel_size = 2;
+  EXPECT_EQ(engine::stage_weights(*m, encoder_only, plan).front().bytes, tp1);
+}
+
 TEST(VisionWeights, Phi4MultimodalSkipsItsLoraAdapters) {
   auto m = parse_model_config_text(test_support::k_phi4_multimodal, "config.json");
   ASSERT_TRUE(m) << m.error().message;
@@ -382,6 +414,54 @@ TEST(VisionWeights, Phi4MultimodalSkipsItsLoraAdapters) {
 // 1,280, kernel 3 with biases (492,800 and 4,916,480); the begin/end embedding 2 x 3,584; 32 layers
 // of q/v/out 1,280² with biases and k without (6,557,440), two LayerNorms, fc1/fc2 1,280 <-> 5,120
 // (19,676,160 each); ln_post; proj 1,280 -> 3,584 with bias: 639,647,232 parameters.
+// Gemma 3n from its config (the release's audio_config and vision_config). The audio tower is
+// transformers' Gemma3nAudioEncoder: the subsampling convs 128 x 1 x 3 x 3 and 32 x 128 x 3 x 3 with
+// their norms, input_proj_linear 1536 x (32 channels x 32 mel bins after two stride-2 convs), and per
+// conformer block 24 x 1536² + 9 x 1536 + 5 x 1536 (depthwise) + 1536 / 8 (per_dim_scale): 1,611,040
+// + 12 x 56,644,800 = 681,348,640. Each Gemma3nMultimodalEmbedder holds 128 rows of the tower's
+// width, two norms and the projection to 2,048: 1,536 x (128 + 2 + 2,048) = 3,345,408 for audio,
+// 2,048 x 2,178 = 4,460,544 for vision. timm's mobilenetv5_300m_enc has 294,126,912 parameters.
+TEST(VisionWeights, Gemma3nCountsItsTowersFromTheConfig) {
+  auto m = parse_model_config_text(R"({"architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
+    "text_config": {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": 8192, "num_attention_heads": 8,
+      "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 30, "vocab_size": 262400,
+      "max_position_embeddings": 32768},
+    "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 1536, "conf_num_hidden_layers": 12,
+      "conf_num_attention_heads": 8, "conf_conv_kernel_size": 5, "input_feat_size": 128, "vocab_size": 128,
+      "sscp_conv_channel_size": [128, 32], "sscp_conv_kernel_size": [[3, 3], [3, 3]],
+      "sscp_conv_stride_size": [[2, 2], [2, 2]]},
+    "vision_config": {"model_type": "gemma3n_vision", "architecture": "mobilenetv5_300m_enc", "hidden_size": 2048,
+      "vocab_size": 128, "model_args": null}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "audio_tower."), 681348640);
+  EXPECT_EQ(params_with_prefix(inv, "embed_audio."), 3345408);
+  EXPECT_EQ(params_with_prefix(inv, "embed_vision."), 4460544);
+  EXPECT_EQ(params_with_prefix(inv, "vision_tower.timm_model."), 294126912);
+  // Both towers are replicated at TP 2 (transformers' and timm's modules, not vLLM's parallel layers).
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  const Bytes tp1 = engine::stage_weights(*m, inv, plan).front().bytes;
+  plan.tensor_parallel_size = 2;
+  const Bytes tp2 = engine::stage_weights(*m, inv, plan).front().bytes;
+  EXPECT_GT(tp2, (681348640 + 294126912) * Bytes{2});
+  EXPECT_LT(tp2, tp1);
+  // From v0.15 a modality limited to 0 leaves its tower and embedder unloaded; before, all four load.
+  VllmFlags no_audio;
+  no_audio.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_TRUE(engine::skips_one_tower(*m, no_audio, {0, 15, 0}, "audio"));
+  EXPECT_FALSE(engine::skips_one_tower(*m, no_audio, {0, 15, 0}, "image"));
+  EXPECT_FALSE(engine::skips_one_tower(*m, no_audio, {0, 14, 1}, "audio"));
+  plan.tensor_parallel_size = 1;
+  plan.skip_audio_tower = true;
+  EXPECT_EQ(tp1 - engine::stage_weights(*m, inv, plan).front().bytes, (681348640 + 3345408) * Bytes{2});
+  VllmFlags text_only = no_audio;
+  text_only.limit_mm_per_prompt["image"] = 0;
+  EXPECT_TRUE(engine::skips_tower_weights(*m, text_only, {0, 15, 0}));
+  EXPECT_FALSE(engine::skips_tower_weights(*m, text_only, {0, 14, 1}));
+}
+
 TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
   auto m = parse_model_config_text(R"({"architectures": ["Qwen2_5OmniModel"], "model_type": "qwen2_5_omni",
     "thinker_config": {"model_type": "qwen2_5_omni_thinker", "torch_dtype": "bfloat16",
