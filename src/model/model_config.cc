@@ -790,6 +790,7 @@ Result<std::optional<AudioConfig>> read_phi4mm_audio(const ConfigReader& top) {
     a.layers = static_cast<int>(blocks.value_or(0.0));
     a.ffn = static_cast<int>(units.value_or(0.0));
     if (auto fields = read_conformer_fields(*c, x); !fields) return tl::unexpected(fields.error());
+    if (a.ffn == 0 || a.heads == 0) x.laid_out = false;  // widths the layout needs are not written
   }
   if (auto embd = top.child("embd_layer"); embd) {
     if (auto audio = embd->child("audio_embd_layer")) {

@@ -460,6 +460,15 @@ TEST(VisionWeights, Gemma3nCountsItsTowersFromTheConfig) {
   text_only.limit_mm_per_prompt["image"] = 0;
   EXPECT_TRUE(engine::skips_tower_weights(*m, text_only, {0, 15, 0}));
   EXPECT_FALSE(engine::skips_tower_weights(*m, text_only, {0, 14, 1}));
+  // A subsampling kernel that is not a [time, frequency] pair is an error naming the key.
+  auto bad = parse_model_config_text(R"({"architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
+    "text_config": {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": 8192, "num_attention_heads": 8,
+      "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 30, "vocab_size": 262400},
+    "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 1536, "conf_num_hidden_layers": 12,
+      "sscp_conv_kernel_size": [[3, 3], [3, 100000]]}})",
+                                     "config.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("sscp_conv_kernel_size"), std::string::npos) << bad.error().message;
 }
 
 TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
