@@ -74,6 +74,9 @@ struct MemoryBreakdown {
   Bytes kv_cache = 0;         // "Available KV cache memory" (may be negative)
   Bytes outside_budget = 0;   // total − budget: CUDA context, NCCL, other processes
   Bytes baseline = 0;         // CUDA context + NCCL init at the snapshot (not charged to the budget)
+  // The baseline and other processes' memory where the version charges them to the budget (V0
+  // v0.6.4, V1 before v0.9.1: non-KV memory is the device's whole use); 0 elsewhere.
+  Bytes charged_baseline = 0;
   Bytes encoder_profile = 0;  // part of activation_peak: the multimodal encoder's pass on its dummy batch
 };
 

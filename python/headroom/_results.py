@@ -40,6 +40,9 @@ class Memory:
         self.kv_cache_gib: float = d.get("kv_cache_gib")
         self.outside_budget_gib: float = d.get("outside_budget_gib")
         self.baseline_gib: float = d.get("baseline_gib")
+        # The CUDA context and other processes where the version charges them to the budget
+        # (V0 v0.6.4, V1 before v0.9.1); 0 elsewhere.
+        self.charged_baseline_gib: float = d.get("charged_baseline_gib")
 
     def __repr__(self) -> str:
         return (f"Memory(total_gib={self.total_gib}, weights_gib={self.weights_gib}, "

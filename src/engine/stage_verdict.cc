@@ -15,6 +15,8 @@ std::vector<MemoryBreakdown> stage_memory(const StageResults& r) {
   base.budget = r.budget.budget;
   base.outside_budget = r.budget.total - r.budget.budget;
   base.baseline = r.budget.baseline;
+  if (r.config.era.non_kv_includes_device_baseline && !r.config.settings.kv_cache_memory_bytes)
+    base.charged_baseline = r.budget.baseline + r.budget.other_processes;
   const bool graphs_in_budget = r.config.settings.estimate_cuda_graphs;
   std::vector<MemoryBreakdown> out;
   for (std::size_t st = 0; st < r.profile.ranks.size(); ++st) {

@@ -96,7 +96,8 @@ nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, 
                  {"cuda_graph_in_budget", p.settings.estimate_cuda_graphs},
                  {"kv_cache_gib", gib2(m.kv_cache)},
                  {"outside_budget_gib", gib2(m.outside_budget)},
-                 {"baseline_gib", gib2(m.baseline)}};
+                 {"baseline_gib", gib2(m.baseline)},
+                 {"charged_baseline_gib", gib2(m.charged_baseline)}};
   j["sources"] = {{"weights", p.sources.weights},
                   {"activation_peak", p.sources.activation_peak},
                   {"non_torch", p.sources.non_torch},
@@ -230,6 +231,9 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
   row("activation peak", m.activation_peak, p.sources.activation_peak);
   row("non-torch", m.non_torch, p.sources.non_torch);
   row(s.estimate_cuda_graphs ? "cuda graphs (in budget)" : "cuda graphs (outside budget)", m.cuda_graph, p.sources.cuda_graph);
+  // This version's non-KV memory is the device's whole use: the CUDA context and anything else
+  // on the GPU come out of the budget too.
+  if (m.charged_baseline > 0) row("cuda context, other processes", m.charged_baseline, "charged to the budget in this version");
   row("kv cache", m.kv_cache, "budget − the above");
   line("");
   line("  " + render_memory_bar(m, 60, style));

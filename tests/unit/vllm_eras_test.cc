@@ -5,6 +5,7 @@
 #include "engine/vllm_eras.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
+#include "headroom/report.h"
 #include "headroom/vllm_engine.h"
 
 namespace headroom {
@@ -61,6 +62,26 @@ TEST(VllmEras, GraphMemoryIsNotSubtractedOnMrv2BeforeV029) {
   EXPECT_FALSE(v28->settings.estimate_cuda_graphs);
   EXPECT_TRUE(v29->settings.estimate_cuda_graphs);
   EXPECT_EQ(v28->memory.kv_cache - v29->memory.kv_cache, v29->memory.cuda_graph);
+}
+
+// V0 v0.6.4 (#9516) takes non-torch memory as the device's use less torch's allocations, so the
+// CUDA context is charged to the budget; V1 from v0.9.1 measures from the init snapshot and does
+// not. The report shows the charged row, so that its rows add up to the budget.
+TEST(VllmEras, TheChargedBaselineIsShownWhereTheVersionChargesIt) {
+  ModelSpec dense = model("meta-llama/Llama-3.1-8B-Instruct");
+  GpuSetup g;
+  g.gpu = gpu("RTX 3090");
+  VllmFlags f;
+  f.max_model_len = 20000;
+  auto v064 = predict(dense, g, f, VllmVersion{0, 6, 4});
+  auto v019 = predict(dense, g, f, VllmVersion{0, 19});
+  ASSERT_TRUE(v064 && v019);
+  const MemoryBreakdown& m = v064->memory;
+  EXPECT_EQ(m.charged_baseline, m.baseline);
+  EXPECT_EQ(m.budget - m.weights - m.activation_peak - m.non_torch - m.charged_baseline, m.kv_cache);
+  EXPECT_EQ(v019->memory.charged_baseline, 0);
+  EXPECT_NE(render_prediction_text(dense, g, *v064, TextStyle::plain).find("cuda context, other processes"), std::string::npos);
+  EXPECT_EQ(render_prediction_text(dense, g, *v019, TextStyle::plain).find("cuda context, other processes"), std::string::npos);
 }
 
 // arg_utils.py get_batch_defaults at the v0.28.0 tag (#51726): ≥ 160 GiB devices default to 16384
