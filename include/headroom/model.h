@@ -217,6 +217,7 @@ struct AudioConfig {
   int output_dim = 0;              // the projection into the language model
   int num_mel_bins = 0;
   int downsample_hidden_size = 0;  // Qwen3-Omni: the channels of its three stride-2 convolutions
+  int max_source_positions = 0;    // Whisper: the position table's rows (MiniCPM-o's encoder)
   // Gemma 3n (Gemma3nAudioConfig): the light conv's kernel (conf_conv_kernel_size), the embedder's
   // vocabulary (vocab_size), and the subsampling convolutions' channels, kernels and strides
   // ([time, frequency] each; sscp_conv_*; empty when not written: the release's values).

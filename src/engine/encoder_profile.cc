@@ -439,6 +439,10 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
 bool gemma3n_marks_towers(const VllmVersion& version) { return !(version < VllmVersion{0, 15}); }
 
 bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version, const std::string& modality) {
+  // minicpmo.py builds its Whisper encoder under _mark_tower_model(vllm_config, "audio") in the
+  // same change (#32605).
+  if (model.architecture == "MiniCPMO" && modality == "audio" && model.audio && gemma3n_marks_towers(version))
+    return flags.language_model_only || mm_limit(flags, modality) == 0;
   if (family_of(model) != Family::gemma3n || !gemma3n_marks_towers(version)) return false;
   if (modality == "audio" && !model.audio) return false;
   return flags.language_model_only || mm_limit(flags, modality) == 0;

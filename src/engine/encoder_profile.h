@@ -74,7 +74,8 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
 // 2026-01-19; taken as first in v0.15, cut at the end of that month): a modality limited to 0
 // leaves them unbuilt and their weights unloaded. Before, it built all four whatever the limits.
 bool gemma3n_marks_towers(const VllmVersion& version);
-// True where that happens to `modality` ("image" or "audio") of this model.
+// True where that happens to `modality` ("image" or "audio") of this model (Gemma 3n's towers and
+// MiniCPM-o's audio encoder).
 bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version, const std::string& modality);
 
 // --limit-mm-per-prompt's count for `modality` ("image", "video", "audio"), vLLM's default 999 when

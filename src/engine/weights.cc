@@ -57,8 +57,9 @@ bool is_vision(std::string_view n) {
                  "img_processor", "embed_tokens_extend", "transformer.vision.", "connector.modality_projection",
                  "mlp_AR.", "sam_model.", "projector.layers", "view_seperator", "visual_tokenizer.", "vision_backbone."})
     if (contains(n, p)) return true;
-  // Ovis2.5's visual embedding table; DeepSeek-VL2's timm tower (vision.blocks.N: not decoder layers).
-  return n.starts_with("vte.") || n.starts_with("vision.");
+  // Ovis2.5's visual embedding table; DeepSeek-VL2's timm tower (vision.blocks.N: not decoder layers);
+  // MiniCPM-o's Whisper encoder and its projection (apm.layers.N: not decoder layers).
+  return n.starts_with("vte.") || n.starts_with("vision.") || n.starts_with("apm.") || n.starts_with("audio_projection_layer.");
 }
 
 Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
@@ -70,9 +71,12 @@ Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
   if (contains(name, "positional_embedding.")) return Shard::replicated;
   // Gemma 3n's towers are transformers' and timm's modules (gemma3n_mm.py AutoModel.from_config),
   // not vLLM's parallel layers: whole on every rank.
-  // So are Phi-4-multimodal's speech encoder and projections (phi4mm_utils.py's nn.Linear / Conv).
+  // So are Phi-4-multimodal's speech encoder and projections (phi4mm_utils.py's nn.Linear / Conv),
+  // and MiniCPM-o's (minicpmo.py: MiniCPMWhisperEncoder is transformers' WhisperEncoder; its
+  // MultiModalProjector is two nn.Linear).
   if (contains(name, "audio_tower.conformer.") || contains(name, "audio_tower.subsample_conv_projection.") ||
-      contains(name, "timm_model.") || contains(name, "audio_embed.encoder.") || contains(name, "audio_embed.audio_projection"))
+      contains(name, "timm_model.") || contains(name, "audio_embed.encoder.") || contains(name, "audio_embed.audio_projection") ||
+      name.starts_with("apm.") || name.starts_with("audio_projection_layer."))
     return Shard::replicated;
   // Phi-4-multimodal's towers live under embed_tokens_extend: they are not the vocabulary table.
   const bool vocab_table = contains(name, "embed_tokens") && !contains(name, "embed_tokens_extend");
@@ -348,6 +352,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   double embedding_rank_bytes = 0;
 
   const bool phi4mm = model.architecture == "Phi4MMForCausalLM";
+  const bool minicpmo = model.architecture == "MiniCPMO";
   PrefixMemo prefixes;
   for (const auto& t : inventory.tensors) {
     std::string_view name = t.name;
@@ -361,11 +366,15 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // speech decoder's weights.
     if (name.starts_with("talker.") || name.starts_with("code2wav.") || name.starts_with("token2wav.")) continue;
     if (phi4mm && phi4mm_not_loaded(name, model)) continue;
+    // MiniCPM-o's speech decoder: minicpmo.py loads with AutoWeightsLoader(skip_prefixes=["tts"]).
+    if (minicpmo && name.starts_with("tts.")) continue;
     // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
     // model classes leave their towers unbuilt and skip their weights (#22299).
     if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;
     if (plan.skip_image_tower && (contains(name, "vision_tower.") || contains(name, "embed_vision."))) continue;
-    if (plan.skip_audio_tower && (contains(name, "audio_tower.") || contains(name, "embed_audio."))) continue;
+    if (plan.skip_audio_tower && (contains(name, "audio_tower.") || contains(name, "embed_audio.") || name.starts_with("apm.") ||
+                                  name.starts_with("audio_projection_layer.")))
+      continue;
     double bytes = static_cast<double>(t.bytes);
     std::int64_t elements = 1;
     for (auto d : t.shape) elements *= d;

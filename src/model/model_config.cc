@@ -557,8 +557,12 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
       fields.push_back({name, value, k_dim});
     for (auto [name, value] : {std::pair<const char*, int>{"audio_config.encoder_attention_heads", a.heads},
                                {"audio_config.num_mel_bins", a.num_mel_bins},
-                               {"audio_config.downsample_hidden_size", a.downsample_hidden_size}})
+                               {"audio_config.downsample_hidden_size", a.downsample_hidden_size},
+                               {"audio_config.conf_conv_kernel_size", a.conv_kernel}})
       fields.push_back({name, value, k_count});
+    for (auto [name, value] : {std::pair<const char*, int>{"audio_config.vocab_size", a.vocab_size},
+                               {"audio_config.max_source_positions", a.max_source_positions}})
+      fields.push_back({name, value, k_dim});
   }
   if (m.rope_scaling) {
     // The length vLLM derives (base x factor) stays within the bound on max_position_embeddings.
@@ -861,7 +865,8 @@ Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
                          Field{{"encoder_attention_heads", "conf_num_attention_heads"}, &a.heads}, Field{{"encoder_ffn_dim"}, &a.ffn},
                          Field{{"output_dim"}, &a.output_dim}, Field{{"num_mel_bins", "input_feat_size"}, &a.num_mel_bins},
                          Field{{"downsample_hidden_size"}, &a.downsample_hidden_size},
-                         Field{{"conf_conv_kernel_size"}, &a.conv_kernel}, Field{{"vocab_size"}, &a.vocab_size}}) {
+                         Field{{"conf_conv_kernel_size"}, &a.conv_kernel}, Field{{"vocab_size"}, &a.vocab_size},
+                         Field{{"max_source_positions"}, &a.max_source_positions}}) {
     for (const auto& key : f.keys) {
       HR_TRY(v, get_number_in(*ac, key, 0.0, 1 << 20));
       if (v) {

@@ -1234,6 +1234,25 @@ void add_phi4mm_audio(Builder& b, const ModelSpec& m) {
   }
 }
 
+// MiniCPM-o's audio encoder (minicpmo.py MiniCPMWhisperEncoder: transformers' WhisperEncoder over
+// audio_config) and audio_projection_layer (MultiModalProjector: linear1 from encoder_ffn_dim / 4
+// to the language model's width, ReLU, linear2; both biased): conv1 over the mel bins and conv2
+// (kernel 3, biased), the position table of max_source_positions rows, the encoder layers
+// (Whisper's: k_proj without bias) and the closing LayerNorm.
+void add_minicpmo_audio(Builder& b, const ModelSpec& m) {
+  const AudioConfig& a = *m.audio;
+  const std::int64_t d = a.d_model, mel = a.num_mel_bins > 0 ? a.num_mel_bins : 80, ffn = a.ffn > 0 ? a.ffn : 4 * d;
+  b.dense("apm.conv1.weight", {d, mel, 3});
+  b.dense("apm.conv1.bias", {d});
+  b.dense("apm.conv2.weight", {d, d, 3});
+  b.dense("apm.conv2.bias", {d});
+  b.dense("apm.embed_positions.weight", {a.max_source_positions > 0 ? a.max_source_positions : 1500, d});
+  audio_encoder_layers(b, "apm.", a, ffn, false);
+  layer_norm(b, "apm.layer_norm", d);
+  linear_bias(b, "audio_projection_layer.linear1", m.hidden_size, ffn / 4);
+  linear_bias(b, "audio_projection_layer.linear2", m.hidden_size, m.hidden_size);
+}
+
 // The audio encoders laid out here, by audio_config.model_type; another type is counted only
 // from a checkpoint's own safetensors headers.
 void add_audio(Builder& b, const ModelSpec& m) {
@@ -1241,6 +1260,7 @@ void add_audio(Builder& b, const ModelSpec& m) {
   if (m.audio->model_type == "qwen3_omni_moe_audio_encoder") add_qwen3_omni_audio(b, m);
   else if (m.audio->model_type == "qwen2_5_omni_audio_encoder") add_qwen2_5_omni_audio(b, m);
   else if (m.audio->model_type == "gemma3n_audio") add_gemma3n_audio(b, m);
+  else if (m.architecture == "MiniCPMO" && (m.audio->model_type == "whisper" || m.audio->model_type.empty())) add_minicpmo_audio(b, m);
   else if (m.audio->model_type == "phi4mm_conformer" && m.audio->conformer && m.audio->conformer->laid_out) add_phi4mm_audio(b, m);
 }
 

@@ -540,6 +540,50 @@ TEST(VisionWeights, MiniCpmVHasItsResampler) {
   EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 0);
 }
 
+// MiniCPM-o 2.6 (MiniCPM-V 2.6's config with the release's Whisper-medium audio_config): the audio
+// encoder is transformers' WhisperEncoder (minicpmo.py MiniCPMWhisperEncoder): conv1 80 -> 1,024 and
+// conv2 1,024 -> 1,024, kernel 3, biased (246,784 + 3,146,752), the 1,500-row position table
+// (1,536,000), 24 layers of q/v/out 1,024² with biases and k without, two LayerNorms and fc1/fc2
+// 1,024 <-> 4,096 (12,595,200 each), the closing LayerNorm (2,048): 307,216,384. The projection
+// from encoder_ffn_dim / 4 = 1,024 to 3,584 and 3,584 -> 3,584, biased: 16,522,240. minicpmo.py
+// loads with skip_prefixes=["tts"], and from v0.15 an audio limit of 0 leaves the encoder unbuilt.
+TEST(VisionWeights, MiniCpmOCountsItsWhisperEncoderAndSkipsItsSpeechDecoder) {
+  std::string config = test_support::k_minicpm_v_2_6;
+  config.replace(config.find("\"MiniCPMV\""), 10, "\"MiniCPMO\"");
+  config.insert(config.rfind('}'), R"(, "audio_config": {"model_type": "whisper", "d_model": 1024, "encoder_layers": 24,
+      "encoder_attention_heads": 16, "encoder_ffn_dim": 4096, "num_mel_bins": 80, "max_source_positions": 1500})");
+  auto m = parse_model_config_text(config, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->architecture, "MiniCPMO");
+  WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "apm."), 307216384);
+  EXPECT_EQ(params_with_prefix(inv, "audio_projection_layer."), 16522240);
+  engine::WeightPlan plan;
+  plan.dtype = "bfloat16";
+  const Bytes loaded = engine::stage_weights(*m, inv, plan).front().bytes;
+  // The encoder's apm.layers.N are not decoder layers: at PP 2 the second stage holds none of it.
+  plan.pipeline_parallel_size = 2;
+  WeightsInventory without_audio;
+  for (const auto& t : inv.tensors)
+    if (!t.name.starts_with("apm.") && !t.name.starts_with("audio_projection_layer.")) without_audio.tensors.push_back(t);
+  EXPECT_EQ(engine::stage_weights(*m, inv, plan).back().bytes, engine::stage_weights(*m, without_audio, plan).back().bytes);
+  plan.pipeline_parallel_size = 1;
+  // Replicated at TP 2 (transformers' WhisperEncoder, nn.Linear projections).
+  plan.tensor_parallel_size = 2;
+  EXPECT_EQ(engine::stage_weights(*m, inv, plan).front().bytes - engine::stage_weights(*m, without_audio, plan).front().bytes,
+            (307216384 + 16522240) * Bytes{2});
+  plan.tensor_parallel_size = 1;
+  // A checkpoint's speech decoder (tts.*) is not loaded.
+  inv.tensors.push_back(TensorInfo{"tts.dvae.decoder.weight", "BF16", {4096, 4096}, 2LL * 4096 * 4096});
+  EXPECT_EQ(engine::stage_weights(*m, inv, plan).front().bytes, loaded);
+  VllmFlags no_audio;
+  no_audio.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_TRUE(engine::skips_one_tower(*m, no_audio, {0, 15, 0}, "audio"));
+  EXPECT_FALSE(engine::skips_one_tower(*m, no_audio, {0, 14, 0}, "audio"));
+  plan.skip_audio_tower = true;
+  EXPECT_EQ(loaded - engine::stage_weights(*m, inv, plan).front().bytes, (307216384 + 16522240) * Bytes{2});
+}
+
 // Idefics3-8B (idefics3.py Idefics3Connector): the pixel shuffle at scale_factor 2 turns 1152
 // channels into 4608, and Idefics3SimpleMLP projects them into the language model's 4096 without a
 // bias: 18,874,368 parameters, where a 1152 -> 4096 matrix stood before.
