@@ -432,18 +432,18 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
   // so does phi4mm.py its vision encoder and embed_tokens_extend (every stored version, the first
   // of v0.8 to the 2026 one with embed_multimodal).
   if (family_of(model) == Family::molmo_crops || family_of(model) == Family::phi4mm_crops) return false;
-  if (family_of(model) == Family::gemma3n) return text_only_mode(model, flags) && gemma3n_marks_towers(version);
+  if (family_of(model) == Family::gemma3n) return text_only_mode(model, flags) && marks_towers_per_modality(version);
   return text_only_mode(model, flags) && !(version < VllmVersion{0, 10, 1});
 }
 
-bool gemma3n_marks_towers(const VllmVersion& version) { return !(version < VllmVersion{0, 15}); }
+bool marks_towers_per_modality(const VllmVersion& version) { return !(version < VllmVersion{0, 15}); }
 
 bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version, const std::string& modality) {
   // minicpmo.py builds its Whisper encoder under _mark_tower_model(vllm_config, "audio") in the
   // same change (#32605).
-  if (model.architecture == "MiniCPMO" && modality == "audio" && model.audio && gemma3n_marks_towers(version))
+  if (model.architecture == "MiniCPMO" && modality == "audio" && model.audio && marks_towers_per_modality(version))
     return flags.language_model_only || mm_limit(flags, modality) == 0;
-  if (family_of(model) != Family::gemma3n || !gemma3n_marks_towers(version)) return false;
+  if (family_of(model) != Family::gemma3n || !marks_towers_per_modality(version)) return false;
   if (modality == "audio" && !model.audio) return false;
   return flags.language_model_only || mm_limit(flags, modality) == 0;
 }

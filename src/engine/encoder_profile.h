@@ -70,10 +70,11 @@ std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFla
 // leave their encoders and projectors unbuilt, so their weights are not loaded either.
 bool text_only_mode(const ModelSpec& model, const VllmFlags& flags);
 bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version);
-// gemma3n_mm.py builds each tower and its embedder under _mark_tower_model (#32605, merged
-// 2026-01-19; taken as first in v0.15, cut at the end of that month): a modality limited to 0
-// leaves them unbuilt and their weights unloaded. Before, it built all four whatever the limits.
-bool gemma3n_marks_towers(const VllmVersion& version);
+// From #32605 (merged 2026-01-19; taken as first in v0.15, cut at the end of that month)
+// gemma3n_mm.py builds each tower and its embedder, and minicpmo.py its audio encoder, under
+// _mark_tower_model: a modality limited to 0 leaves them unbuilt and their weights unloaded.
+// Before, gemma3n_mm.py built all four whatever the limits.
+bool marks_towers_per_modality(const VllmVersion& version);
 // True where that happens to `modality` ("image" or "audio") of this model (Gemma 3n's towers and
 // MiniCPM-o's audio encoder).
 bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version, const std::string& modality);
