@@ -366,6 +366,20 @@ Stage torch_total(LoggedRun& r, std::string_view s) {
   return k_no_stage;
 }
 
+// The top-k/top-p sampler's path (v1/sample/ops/topk_topp_sampler.py): "Using FlashInfer for top-p
+// & top-k sampling." or "... Falling back to the PyTorch-native implementation of top-p & top-k
+// sampling" (FlashInfer not installed, or installed but not enabled). It is the path taken, whatever
+// VLLM_USE_FLASHINFER_SAMPLER asked for; the profile's sampler peak follows it (empirical.cc
+// sampler_bytes_per_logit_for), so it is kept as that variable's value.
+Stage flashinfer_sampler(LoggedRun& r, std::string_view) {
+  r.flags.use_flashinfer_sampler = true;
+  return k_no_stage;
+}
+Stage native_sampler(LoggedRun& r, std::string_view) {
+  r.flags.use_flashinfer_sampler = false;
+  return k_no_stage;
+}
+
 // One vLLM message: the reader, and every literal that selects its lines (wordings by version,
 // in the order the parser tries them).
 struct MessageRule {
@@ -410,6 +424,8 @@ const std::vector<MessageRule>& message_rules() {
       {block_size, {"Setting kv cache block size to "}},
       {bf16_gpu, {"Bfloat16 is only supported"}},
       {torch_total, {"total capacity", "total capacty"}},
+      {flashinfer_sampler, {"Using FlashInfer for top-p & top-k sampling"}},
+      {native_sampler, {"Falling back to the PyTorch-native implementation of top-p & top-k sampling"}},
   };
   return rules;
 }

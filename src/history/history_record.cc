@@ -75,6 +75,9 @@ json settings_from_flags(const VllmFlags& f) {
   if (f.enforce_eager) s["enforce_eager"] = true;
   put(s, "block_size", f.block_size);
   put(s, "enable_prefix_caching", f.enable_prefix_caching);
+  // The sampler's path as the log names it (topk_topp_sampler.py): the estimate recorded beside the
+  // measurement takes the same path.
+  put(s, "flashinfer_sampler", f.use_flashinfer_sampler);
   return s;
 }
 

@@ -44,6 +44,7 @@ VllmFlags flags_from_settings(const json& s, int tp, int pp, const ModelSpec& mo
   if (auto q = get<std::string>(s, "quantization"); q && util::to_lower(*q) == "fp8" && !model.quantization) f.quantization = "fp8";
   f.enforce_eager = get<bool>(s, "enforce_eager").value_or(false);
   f.enable_prefix_caching = get<bool>(s, "enable_prefix_caching");
+  f.use_flashinfer_sampler = get<bool>(s, "flashinfer_sampler");
   if (get<std::string>(s, "usage_context").value_or("") == "llm") f.usage_context = UsageContext::llm_class;
   return f;
 }

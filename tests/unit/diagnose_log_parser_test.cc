@@ -59,6 +59,25 @@ TEST(VllmLogParser, ReadsVersionModelAndFlagsFromConfigAndArgs) {
   EXPECT_FALSE(run.flags.quantization.has_value());
 }
 
+// topk_topp_sampler.py names the sampler's path once per worker; the profile's sampler peak
+// follows it, so it is kept like VLLM_USE_FLASHINFER_SAMPLER.
+TEST(VllmLogParser, ReadsTheSamplersPath) {
+  const auto path = [](const char* line) {
+    VllmLogParser parser;
+    parser.feed("INFO 09-04 01:28:28 [api_server.py:1805] vLLM API server version 0.10.1.1");
+    parser.feed(line);
+    return parser.run().flags.use_flashinfer_sampler;
+  };
+  EXPECT_EQ(path("(EngineCore_0 pid=2881) INFO 09-04 01:29:01 [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k "
+                 "sampling."),
+            std::optional<bool>(true));
+  EXPECT_EQ(path("(VllmWorker rank=0 pid=7) WARNING 08-16 02:04:30 [topk_topp_sampler.py:59] FlashInfer is not available. "
+                 "Falling back to the PyTorch-native implementation of top-p & top-k sampling. For the best performance, "
+                 "please install FlashInfer."),
+            std::optional<bool>(false));
+  EXPECT_EQ(path("INFO 09-04 01:29:02 [gpu_model_runner.py:1985] Loading model from scratch..."), std::nullopt);
+}
+
 TEST(VllmLogParser, SeesTheEngineStart) {
   LoggedRun run = parse_file("v1_startup_ok.log");
   EXPECT_TRUE(run.engine_started);

@@ -4,6 +4,7 @@
 #include "headroom/history.h"
 #include "headroom/knowledge_base.h"
 #include "unit/diagnose_test_support.h"
+#include "unit/model_test_support.h"
 
 namespace headroom {
 namespace {
@@ -23,6 +24,30 @@ TEST(HistoryRecordFromLog, StartedRunKeepsItsMeasuredTerms) {
   EXPECT_DOUBLE_EQ(*r->measured.kv_cache_gib, 61.66);
   EXPECT_EQ(*r->measured.kv_tokens, 126256);
   EXPECT_EQ(r->content_hash.size(), 64u);
+}
+
+// The sampler's path the log names (topk_topp_sampler.py) is kept with the record's settings, so
+// the estimate recorded beside the measurement takes the same path; a log that does not name it
+// leaves it unset.
+TEST(HistoryRecordFromLog, KeepsTheSamplersPathTheLogNames) {
+  std::ifstream in(k_logs + "v1_startup_ok.log");
+  const std::string base((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  test_support::TempDir dir;
+  const auto recorded = [&](const std::string& line) {
+    std::string log = base;
+    log.insert(log.find("(EngineCore pid=283) INFO 04-22 15:13:03"), line.empty() ? "" : line + "\n");
+    test_support::write_bytes(dir.path() / "run.log", log);
+    auto r = record_from_log((dir.path() / "run.log").string(), kb());
+    EXPECT_TRUE(r) << r.error().to_string();
+    return r ? r->settings.value("flashinfer_sampler", nlohmann::json()) : nlohmann::json();
+  };
+  EXPECT_EQ(recorded("(EngineCore pid=283) WARNING 04-22 15:12:30 [topk_topp_sampler.py:59] FlashInfer is not available. "
+                     "Falling back to the PyTorch-native implementation of top-p & top-k sampling."),
+            nlohmann::json(false));
+  EXPECT_EQ(recorded("(EngineCore pid=283) INFO 04-22 15:12:30 [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k "
+                     "sampling."),
+            nlohmann::json(true));
+  EXPECT_TRUE(recorded("").is_null());
 }
 
 TEST(HistoryRecordFromLog, FailedRunCarriesDiagnoseClass) {
