@@ -439,12 +439,10 @@ bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const V
 bool marks_towers_per_modality(const VllmVersion& version) { return !(version < VllmVersion{0, 15}); }
 
 bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version, const std::string& modality) {
-  // minicpmo.py builds its Whisper encoder under _mark_tower_model(vllm_config, "audio") in the
-  // same change (#32605).
-  if (model.architecture == "MiniCPMO" && modality == "audio" && model.audio && marks_towers_per_modality(version))
-    return flags.language_model_only || mm_limit(flags, modality) == 0;
-  if (family_of(model) != Family::gemma3n || !marks_towers_per_modality(version)) return false;
-  if (modality == "audio" && !model.audio) return false;
+  // Gemma 3n marks both towers; minicpmo.py its Whisper encoder (_mark_tower_model(vllm_config,
+  // "audio")) in the same change.
+  const bool marked = family_of(model) == Family::gemma3n || (model.architecture == "MiniCPMO" && modality == "audio");
+  if (!marked || !marks_towers_per_modality(version) || (modality == "audio" && !model.audio)) return false;
   return flags.language_model_only || mm_limit(flags, modality) == 0;
 }
 

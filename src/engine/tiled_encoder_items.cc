@@ -176,12 +176,9 @@ EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags, bool first_p
   EncoderItem item;
   const auto& v = *m.vision;
   if (v.image_size <= 0 || v.patch_size <= 0) return item;
-  auto [crops, source] =
-      tile_count(flags, "dynamic_hd", v.max_tiles, v.processor_source + " dynamic_hd", 36, "the release's dynamic_hd (36)");
-  if (first_phi4mm) {
-    crops = 16;
-    source = "the first phi4mm.py's DYNAMIC_HD (16)";
-  }
+  const auto [crops, source] =
+      first_phi4mm ? TileCount{16, "the first phi4mm.py's DYNAMIC_HD (16)"}
+                   : tile_count(flags, "dynamic_hd", v.max_tiles, v.processor_source + " dynamic_hd", 36, "the release's dynamic_hd (36)");
   const std::int64_t side = v.image_size / v.patch_size, c = side / 2;
   item.modality = "image";
   item.tokens = (crops + 1) * c * c + 1 + (crops + 1) * c;

@@ -123,24 +123,25 @@ Result<WeightsInventory> inventory(const GgufHeader& h, std::uint64_t file_size,
 // _fused_mul_mat_gguf multiplies a batch of more than mmvq_safe rows by dequantizing the weight whole.
 bool dequantized_whole(const GgufTensor& t) { return t.dims.size() == 2 && ((t.type >= 16 && t.type <= 23) || t.type == 29); }
 
+// A 2-D tensor's values; inventory() checked its size, so the product fits.
+std::int64_t values_of(const GgufTensor& t) { return static_cast<std::int64_t>(t.dims[0] * t.dims[1]); }
+
 // The largest such weight of the decoder layers and the LM head's (the embedding table when the
-// head is tied: GGUFEmbeddingMethod.apply goes through the same kernel). Sizes were checked by
-// inventory(), so the products fit.
+// head is tied: GGUFEmbeddingMethod.apply goes through the same kernel).
 void note_dequantized_weights(const GgufHeader& h, QuantizationConfig& q) {
   const GgufTensor* head = nullptr;
   const GgufTensor* embedding = nullptr;
   for (const auto& t : h.tensors) {
     if (t.name == "output.weight") head = &t;
     if (t.name == "token_embd.weight") embedding = &t;
-    const auto values = static_cast<std::int64_t>(t.dims.empty() ? 0 : t.dims[0] * t.dims.back());
-    if (t.name.starts_with("blk.") && dequantized_whole(t) && values > q.gguf_dequantized_values) {
-      q.gguf_dequantized_values = values;
+    if (t.name.starts_with("blk.") && dequantized_whole(t) && values_of(t) > q.gguf_dequantized_values) {
+      q.gguf_dequantized_values = values_of(t);
       q.gguf_dequantized_rows = static_cast<std::int64_t>(t.dims[1]);
     }
   }
   if (!head) head = embedding;
   if (head && dequantized_whole(*head)) {
-    q.gguf_dequantized_head_values = static_cast<std::int64_t>(head->dims[0] * head->dims[1]);
+    q.gguf_dequantized_head_values = values_of(*head);
     q.gguf_dequantized_head_rows = static_cast<std::int64_t>(head->dims[1]);
   }
 }

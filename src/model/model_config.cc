@@ -446,10 +446,10 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   if (v.model_type == "gemma3n_vision" && v.image_size == 0) v.image_size = 768;
   if (v.model_type == "gemma3n_vision") {
     HR_TRY(timm, vc->get_string("architecture"));
-    HR_TRY(vocab, vc->get_int("vocab_size"));
+    HR_TRY(vocab, get_number_in(*vc, "vocab_size", 0.0, 1 << 20));
     v.timm_architecture = timm.value_or("");
     v.timm_model_args = vc->has("model_args");
-    if (vocab) v.embedder_vocab = static_cast<int>(std::clamp<std::int64_t>(*vocab, 0, 1 << 20));
+    if (vocab) v.embedder_vocab = static_cast<int>(*vocab);
   }
   if (v.model_type == "gemma4_unified_vision") {
     if (auto unified = read_gemma4_unified_embedder(*vc, v); !unified) return tl::unexpected(unified.error());

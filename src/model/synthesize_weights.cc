@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <bit>
 #include <memory>
 #include <optional>
 
@@ -1153,8 +1154,7 @@ void add_gemma3n_audio(Builder& b, const ModelSpec& m) {
 // 2, or 3 when causal) to attention_dim. The release: 80 features -> 40 -> 20 -> 10, out 1024 x 10240.
 void add_nemo_subsampling(Builder& b, const std::string& p, const ConformerConfig& x, std::int64_t D) {
   const std::int64_t C = x.conv_channels;
-  int stages = 0;
-  while ((1 << (stages + 1)) <= x.time_reduction && stages < 16) ++stages;
+  const int stages = std::bit_width(static_cast<unsigned>(x.time_reduction)) - 1;  // log2; time_reduction is 2 to 65536
   b.dense(p + "conv.0.weight", {C, 1, 3, 3});
   b.dense(p + "conv.0.bias", {C});
   for (int j = 0; j + 1 < stages; ++j) {
@@ -1218,7 +1218,8 @@ void add_conformer_block(Builder& b, const std::string& l, const ConformerConfig
 void add_phi4mm_audio(Builder& b, const ModelSpec& m) {
   const AudioConfig& a = *m.audio;
   const ConformerConfig& x = *a.conformer;
-  const std::int64_t D = a.d_model, F = a.ffn > 0 ? a.ffn : 4 * D, H = a.heads > 0 ? a.heads : 1, L = m.hidden_size;
+  // laid_out holds only where attention_heads and linear_units are written (read_phi4mm_audio).
+  const std::int64_t D = a.d_model, F = a.ffn, H = a.heads, L = m.hidden_size;
   const std::string p = "model.embed_tokens_extend.audio_embed.";
   b.dense(p + "encoder.encoder_embedding.global_mean", {x.embedding_input});
   b.dense(p + "encoder.encoder_embedding.global_invstd", {x.embedding_input});
@@ -1241,6 +1242,8 @@ void add_phi4mm_audio(Builder& b, const ModelSpec& m) {
 // (Whisper's: k_proj without bias) and the closing LayerNorm.
 void add_minicpmo_audio(Builder& b, const ModelSpec& m) {
   const AudioConfig& a = *m.audio;
+  // Unwritten sizes take WhisperConfig's defaults (80 mel bins, 1,500 positions); every Whisper
+  // release's encoder_ffn_dim is 4 x d_model.
   const std::int64_t d = a.d_model, mel = a.num_mel_bins > 0 ? a.num_mel_bins : 80, ffn = a.ffn > 0 ? a.ffn : 4 * d;
   b.dense("apm.conv1.weight", {d, mel, 3});
   b.dense("apm.conv1.bias", {d});

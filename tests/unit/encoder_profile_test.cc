@@ -355,6 +355,7 @@ TEST(EncoderProfile, Phi4MultimodalProfilesThirtySevenCropsOfOneImage) {
   g.gpu = *GpuCatalog::builtin().find("RTX 4090");
   const auto says_left_out = [&](const ModelSpec& spec) {
     auto pred = predict(spec, g, {}, VllmVersion{0, 10, 1});
+    EXPECT_TRUE(pred) << pred.error().message;  // a failed prediction must not pass as "no note"
     return pred && std::any_of(pred->notes.begin(), pred->notes.end(),
                                [](const std::string& n) { return n.find("speech encoder") != std::string::npos; });
   };
