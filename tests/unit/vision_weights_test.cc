@@ -247,6 +247,37 @@ TEST(VisionWeights, Qwen2VlCompactVisionConfigTakesTransformersDefaults) {
   }
 }
 
+// MinerU2.5 (opendatalab/MinerU2.5-2509-1.2B and the Pro releases) is Qwen2-VL as vLLM serves it:
+// architectures ["Qwen2VLForConditionalGeneration"], qwen2_vl.py with no plugin (MinerU starts vLLM
+// with a logits processor and gpu_memory_utilization only). Its tower is Qwen2-VL's ViT (depth 32,
+// 1280 wide, 16 heads, patch 14, merge 2): the patch embedding 1,505,280, 32 blocks of 19,677,440,
+// and the merger to the 896-wide Qwen2-0.5B decoder, LayerNorm(1280) with 5120 -> 5120 -> 896 and
+// biases (30,810,496): 661,993,856. The decoder: the tied 151936 x 896 embedding (136,134,656), 24
+// layers of 14,912,384 (q 896 -> 896 and k, v 896 -> 128 with biases, o without, gate/up/down 4864,
+// two RMSNorms) and the final norm (896): 494,032,768. In all 1,156,026,624 parameters, the same
+// whether the text settings sit at the top (2509) or in `text_config` (the Pro releases' layout).
+TEST(VisionWeights, MinerU25IsQwen2VlWithItsTowerCounted) {
+  const std::string text = R"("hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+    "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 16384,
+    "rope_theta": 1000000.0, "rope_scaling": {"type": "mrope", "mrope_section": [8, 12, 12]},
+    "tie_word_embeddings": true, "torch_dtype": "bfloat16")";
+  const std::string vision = R"("vision_config": {"depth": 32, "embed_dim": 1280, "hidden_size": 896, "mlp_ratio": 4,
+    "num_heads": 16, "in_chans": 3, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2})";
+  const std::string head = R"({"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl", )";
+  for (const std::string& config : {head + text + ", " + vision + "}",
+                                    head + R"("text_config": {"model_type": "qwen2_vl_text", )" + text + "}, " + vision +
+                                        R"(, "torch_dtype": "bfloat16"})"}) {
+    auto m = parse_model_config_text(config, "config.json");
+    ASSERT_TRUE(m) << m.error().message;
+    ASSERT_TRUE(m->vision);
+    EXPECT_EQ(m->hidden_size, 896);
+    EXPECT_EQ(m->num_layers, 24);
+    const WeightsInventory inv = synthesize_weights(*m);
+    EXPECT_EQ(params_with_prefix(inv, "visual."), 661993856);
+    EXPECT_EQ(params_with_prefix(inv, ""), 1156026624);
+  }
+}
+
 // Llama 3.2 Vision's tower as vLLM builds it (mllama.py MllamaVisionModel, transformers'
 // MllamaVisionConfig defaults for the keys the catalogue line leaves out): per block qkv 1280 ->
 // 3840 and o_proj without biases, fc1/fc2 1280 <-> 5120 with them and two LayerNorms
