@@ -45,6 +45,7 @@ struct PlanApiRequest {
   std::optional<int> gpus_per_node;
   bool allow_fp8_kv = false;
   bool allow_eager = false;
+  std::optional<std::string> performance_mode;  // a "command"'s --performance-mode (plan_hints)
   std::optional<double> margin_gib;
   std::vector<std::string> from_command;  // what a "command" contributed, in words (plan_hints)
 };

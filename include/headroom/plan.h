@@ -37,6 +37,9 @@ struct PlanRequest {
   std::optional<int> max_gpus;                 // at most this many GPUs in all (default: all of the setup)
   bool allow_fp8_kv = false;                   // kv_cache_dtype fp8 may be chosen
   bool allow_eager = false;                    // enforce_eager may be chosen when CUDA graphs do not fit
+  // --performance-mode of a pasted command (v0.17+), kept in every configuration: it changes the
+  // default batch limits (throughput) and the CUDA graphs captured (interactivity).
+  std::optional<std::string> performance_mode;
   // Memory every recommended configuration leaves unused on each GPU: it still starts when other
   // processes take this much more, or when the terms outside the budget are this much larger.
   // nullopt: default_plan_margin(gpu).
@@ -110,6 +113,7 @@ struct CommandHints {
   int gpus = 0;  // 0: the command runs on one GPU
   bool allow_fp8_kv = false;
   bool allow_eager = false;
+  std::optional<std::string> performance_mode;
   std::vector<std::string> taken;
 };
 CommandHints plan_hints(const VllmFlags& flags, const PlanRequest& given, bool gpus_given);

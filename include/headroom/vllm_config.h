@@ -49,6 +49,9 @@ struct VllmFlags {
   // --attention-config use_fp4_indexer_cache (config/attention.py): DeepSeek-V4's indexer keys in
   // MXFP4 rows (head_dim / 2 + head_dim / 32 bytes) instead of fp8 (head_dim + 4 per 128).
   std::optional<bool> use_fp4_indexer_cache;
+  // --performance-mode (v0.17, #34936): "balanced" (vLLM's default), "interactivity" (CUDA graphs
+  // at every batch size from 1 to 32) or "throughput" (the default batch limits doubled).
+  std::optional<std::string> performance_mode;
   // Environment variables that change memory or the startup checks (from `VAR=value vllm serve`,
   // --env, or a config file's command): envs.py of the version.
   std::optional<bool> estimate_cuda_graphs;        // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS

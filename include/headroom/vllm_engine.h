@@ -61,6 +61,8 @@ struct ResolvedSettings {
   std::optional<Bytes> kv_cache_memory_bytes;
   bool estimate_cuda_graphs = false;  // graph memory subtracted before KV sizing
   UsageContext usage_context = UsageContext::api_server;
+  // --performance-mode as vLLM runs it from v0.17 (balanced, interactivity, throughput); "" before.
+  std::string performance_mode;
 };
 
 // Per-GPU memory split, in bytes (rank 0, or the most constrained pipeline stage).

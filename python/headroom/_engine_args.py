@@ -6,7 +6,8 @@ prediction's warnings. A keyword that is in neither list is a typo: TypeError, a
 
 Sources: the fields of ``EngineArgs`` in vllm/engine/arg_utils.py and the parameters of
 ``LLM.__init__`` in vllm/entrypoints/llm.py, v0.7 to v0.11 (names removed on the way are kept:
-older versions still take them).
+older versions still take them), and the later ones headroom models: ``performance_mode`` (v0.17,
+#34936) and ``language_model_only``.
 """
 
 ENGINE_ARGS = frozenset("""
@@ -52,7 +53,7 @@ generation_config override_generation_config enable_sleep_mode model_impl overri
 calculate_kv_scales mamba_cache_dtype mamba_ssm_cache_dtype mamba_block_size mamba_cache_mode
 additional_config use_tqdm_on_load pt_load_map_location enable_multimodal_encoder_data_parallel
 attention_backend attention_config kv_sharing_fast_prefill optimization_level enforce_cuda_graph
-disable_log_requests enable_log_requests
+disable_log_requests enable_log_requests performance_mode language_model_only
 """.split())
 
 # LLM.__init__'s own parameters (passed on to EngineArgs or used by the LLM class itself).

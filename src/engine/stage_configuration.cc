@@ -229,6 +229,7 @@ void resolve_scheduler(const ModelSpec& model, const GpuSpec& gpu, const VllmFla
     s.enable_chunked_prefill = flags.enable_chunked_prefill.value_or(s.max_model_len > 32768 && !model.sliding_window);
     s.enable_prefix_caching = flags.enable_prefix_caching.value_or(false);
   }
+  s.performance_mode = performance_mode(c.version, flags);
   auto batch = resolve_batch_limits(c.version, gpu, flags, s.max_model_len, s.enable_chunked_prefill);
   s.max_num_seqs = batch.max_num_seqs;
   s.max_num_batched_tokens = batch.max_num_batched_tokens;

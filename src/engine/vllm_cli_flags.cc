@@ -112,11 +112,25 @@ std::string FlagNames::nearest(std::string_view name) const {
 
 VllmVersion oldest_flag_list_version() { return flag_list().oldest; }
 
+std::vector<std::pair<std::string, std::string>> flags_newer_than(const VllmFlags& flags, const VllmVersion& version) {
+  std::vector<std::pair<std::string, std::string>> out;
+  // --performance-mode: v0.17.0 (#34936, opened 2026-02-20; the v0.17.0 release of 2026-03-07 lists it).
+  if (flags.performance_mode && version < VllmVersion{0, 17})
+    out.emplace_back("--performance-mode", "--performance-mode " + *flags.performance_mode);
+  return out;
+}
+
 std::optional<Failure> unrecognized_arguments_failure(const VllmFlags& flags, const VllmVersion& version) {
-  if (flags.unrecognized_flags.empty() || version < oldest_flag_list_version()) return std::nullopt;
+  // Typos first (where the flag list covers the version), then flags of later releases, each as
+  // (name, as written).
+  std::vector<std::pair<std::string, std::string>> refused;
+  if (!(version < oldest_flag_list_version()))
+    for (const auto& f : flags.unrecognized_flags) refused.emplace_back(f.name, f.shown);
+  for (auto& f : flags_newer_than(flags, version)) refused.push_back(std::move(f));
+  if (refused.empty()) return std::nullopt;
   if (flags.usage_context == UsageContext::llm_class) {
     // LLM(**kwargs) passes them to EngineArgs(...): Python's TypeError names the first one.
-    std::string keyword = flags.unrecognized_flags.front().name.substr(2);
+    std::string keyword = refused.front().first.substr(2);
     std::replace(keyword.begin(), keyword.end(), '-', '_');
     return Failure{"unrecognized_arguments", "config",
                    "TypeError: EngineArgs.__init__() got an unexpected keyword argument '" + keyword + "'", {}};
@@ -124,7 +138,7 @@ std::optional<Failure> unrecognized_arguments_failure(const VllmFlags& flags, co
   // argparse's ArgumentParser.parse_args: error(_('unrecognized arguments: %s') % ' '.join(argv)),
   // printed as "PROG: error: MESSAGE" after the usage line; PROG is "vllm serve" for the CLI.
   std::vector<std::string> shown;
-  for (const auto& f : flags.unrecognized_flags) shown.push_back(f.shown);
+  for (const auto& f : refused) shown.push_back(f.second);
   return Failure{"unrecognized_arguments", "config", "vllm serve: error: unrecognized arguments: " + util::join(shown, " "), {}};
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "headroom/vllm_config.h"
@@ -35,10 +36,15 @@ class FlagNames {
 // The oldest vLLM version the flag list covers ("oldest_version" of the data file).
 VllmVersion oldest_flag_list_version();
 
-// vLLM's refusal of mistyped flags (flags.unrecognized_flags) at `version`: `vllm serve`'s argparse
-// error "vllm serve: error: unrecognized arguments: --max-modle-len 5" (exit 2, before any config
-// is built), or for LLM(...) the TypeError of EngineArgs. nullopt when there are none, or when
-// `version` is older than the flag list (unrecognized_flag_warnings speaks for them then).
+// Flags of the command that `version` does not have yet because a later release added them
+// (--performance-mode before v0.17), as (name, as written).
+std::vector<std::pair<std::string, std::string>> flags_newer_than(const VllmFlags& flags, const VllmVersion& version);
+
+// vLLM's refusal of mistyped flags (flags.unrecognized_flags) and of flags_newer_than at `version`:
+// `vllm serve`'s argparse error "vllm serve: error: unrecognized arguments: --max-modle-len 5"
+// (exit 2, before any config is built), or for LLM(...) the TypeError of EngineArgs. nullopt when
+// there are none; typos are not asserted when `version` is older than the flag list
+// (unrecognized_flag_warnings speaks for them then).
 std::optional<Failure> unrecognized_arguments_failure(const VllmFlags& flags, const VllmVersion& version);
 
 // One line per mistyped flag: the did-you-mean, and below the flag list's versions, that vLLM

@@ -167,6 +167,52 @@ auto string_into(std::optional<std::string> VllmFlags::*field) {
   };
 }
 
+// Multimodal inputs (config/multimodal.py MultiModalConfig, engine/arg_utils.py) and
+// --performance-mode, after the flags of flag_table.
+void add_multimodal_flags(std::vector<FlagSpec>& t) {
+  t.push_back(value_flag({"--limit-mm-per-prompt"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    auto limits = parse_mm_limits(flag, v);
+    if (!limits) return tl::unexpected(limits.error());
+    f.limit_mm_per_prompt = std::move(limits->counts);
+    f.mm_dummy_sizes = std::move(limits->sizes);
+    return {};
+  }));
+  t.push_back(value_flag({"--mm-encoder-tp-mode"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    if (v != "weights" && v != "data")
+      return tl::unexpected(flag_error(flag, "invalid choice: '" + v + "' (choose from 'weights', 'data')"));
+    f.mm_encoder_tp_mode = v;
+    return {};
+  }));
+  t.push_back(value_flag({"--performance-mode"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    if (v != "balanced" && v != "interactivity" && v != "throughput")
+      return tl::unexpected(
+          flag_error(flag, "invalid choice: '" + v + "' (choose from 'balanced', 'interactivity', 'throughput')"));
+    f.performance_mode = v;
+    return {};
+  }));
+  t.push_back(value_flag({"--mm-processor-kwargs"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    auto j = util::parse_json(v, flag);
+    if (!j || !j->is_object()) return tl::unexpected(flag_error(flag, "expected a JSON object, got '" + v + "'"));
+    f.mm_processor_kwargs = j->dump();
+    return {};
+  }));
+  t.push_back({{"--language-model-only"}, Arity::flag,
+               [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                 f.language_model_only = v != "false";
+                 return {};
+               }});
+  t.push_back({{"--disable-chunked-mm-input"}, Arity::flag,
+               [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                 f.disable_chunked_mm_input = v != "false";
+                 return {};
+               }});
+  t.push_back({{"--skip-mm-profiling"}, Arity::flag,
+               [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
+                 f.skip_mm_profiling = v != "false";
+                 return {};
+               }});
+}
+
 const std::vector<FlagSpec>& flag_table() {
   static const std::vector<FlagSpec> table = [] {
     std::vector<FlagSpec> t;
@@ -242,41 +288,7 @@ const std::vector<FlagSpec>& flag_table() {
                    f.enable_chunked_prefill = v != "false";
                    return {};
                  }});
-    // Multimodal inputs (config/multimodal.py MultiModalConfig, engine/arg_utils.py).
-    t.push_back(value_flag({"--limit-mm-per-prompt"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
-      auto limits = parse_mm_limits(flag, v);
-      if (!limits) return tl::unexpected(limits.error());
-      f.limit_mm_per_prompt = std::move(limits->counts);
-      f.mm_dummy_sizes = std::move(limits->sizes);
-      return {};
-    }));
-    t.push_back(value_flag({"--mm-encoder-tp-mode"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
-      if (v != "weights" && v != "data")
-        return tl::unexpected(flag_error(flag, "invalid choice: '" + v + "' (choose from 'weights', 'data')"));
-      f.mm_encoder_tp_mode = v;
-      return {};
-    }));
-    t.push_back(value_flag({"--mm-processor-kwargs"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
-      auto j = util::parse_json(v, flag);
-      if (!j || !j->is_object()) return tl::unexpected(flag_error(flag, "expected a JSON object, got '" + v + "'"));
-      f.mm_processor_kwargs = j->dump();
-      return {};
-    }));
-    t.push_back({{"--language-model-only"}, Arity::flag,
-                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
-                   f.language_model_only = v != "false";
-                   return {};
-                 }});
-    t.push_back({{"--disable-chunked-mm-input"}, Arity::flag,
-                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
-                   f.disable_chunked_mm_input = v != "false";
-                   return {};
-                 }});
-    t.push_back({{"--skip-mm-profiling"}, Arity::flag,
-                 [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
-                   f.skip_mm_profiling = v != "false";
-                   return {};
-                 }});
+    add_multimodal_flags(t);
     return t;
   }();
   return table;

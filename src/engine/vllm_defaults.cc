@@ -50,6 +50,12 @@ BatchLimits resolve_batch_limits(const VllmVersion& version, const GpuSpec& gpu,
       default_seqs = big ? 1024 : 256;
       default_tokens = big ? (server ? 8192 : 16384) : (server ? 2048 : 8192);
     }
+    // --performance-mode throughput doubles whichever of the two the user left to the default,
+    // before the adjustments to max_model_len below (arg_utils.py, #34936).
+    if (performance_mode(version, flags) == "throughput") {
+      default_seqs *= 2;
+      default_tokens *= 2;
+    }
     if (!chunked_prefill) default_tokens = static_cast<int>(std::max<std::int64_t>(max_model_len, default_tokens));
   }
   out.max_num_seqs = flags.max_num_seqs.value_or(default_seqs);
@@ -82,8 +88,13 @@ std::int64_t derived_max_model_len(const ModelSpec& model) {
   return derived;
 }
 
+std::string performance_mode(const VllmVersion& version, const VllmFlags& flags) {
+  if (!version.is_v1_engine() || version < VllmVersion{0, 17}) return "";
+  return flags.performance_mode.value_or("balanced");
+}
+
 std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens,
-                                         bool sm100_family) {
+                                         bool sm100_family, bool interactivity) {
   std::set<int> sizes;
   if (!version.is_v1_engine()) {
     // V0 <= v0.7: [1, 2, 4] + multiples of 8 up to the first value >= max_num_seqs.
@@ -103,8 +114,12 @@ std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num
     max_capture = std::min(max_num_seqs * 2, ceiling);
   }
   max_capture = std::min(max_capture, max_num_batched_tokens);
-  for (int s : {1, 2, 4})
-    if (s <= max_capture) sizes.insert(s);
+  if (interactivity && version >= VllmVersion{0, 17}) {
+    for (int s = 1; s <= std::min(max_capture, 32); ++s) sizes.insert(s);
+  } else {
+    for (int s : {1, 2, 4})
+      if (s <= max_capture) sizes.insert(s);
+  }
   const bool step16_above_256 = version >= VllmVersion{0, 12};
   for (int s = 8; s <= max_capture; s += (step16_above_256 && s >= 256) ? 16 : 8) sizes.insert(s);
   if (version >= VllmVersion{0, 12} && max_num_batched_tokens <= max_capture) sizes.insert(max_num_batched_tokens);

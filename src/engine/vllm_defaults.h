@@ -41,9 +41,14 @@ bool is_big_gpu(const VllmVersion& version, const GpuSpec& gpu);
 // length, RoPE scaling, the tokenizer's model_max_length.
 std::int64_t derived_max_model_len(const ModelSpec& model);
 
+// The --performance-mode vLLM runs with: the flag's value from v0.17 (#34936, "balanced" when not
+// given); "" before v0.17, which has no such mode.
+std::string performance_mode(const VllmVersion& version, const VllmFlags& flags);
+
 // CUDA graph capture sizes (config/vllm.py _set_cudagraph_sizes) for the version; `sm100_family`
-// is data-center Blackwell (compute capability 10.x).
+// is data-center Blackwell (compute capability 10.x); `interactivity`: --performance-mode
+// interactivity, which captures every size from 1 to min(max capture, 32) in place of 1, 2 and 4.
 std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens,
-                                         bool sm100_family = false);
+                                         bool sm100_family = false, bool interactivity = false);
 
 }  // namespace headroom::engine

@@ -78,6 +78,7 @@ json settings_from_flags(const VllmFlags& f) {
   // The sampler's path as the log names it (topk_topp_sampler.py): the estimate recorded beside the
   // measurement takes the same path.
   put(s, "flashinfer_sampler", f.use_flashinfer_sampler);
+  put(s, "performance_mode", f.performance_mode);
   return s;
 }
 

@@ -19,6 +19,10 @@ CommandHints plan_hints(const VllmFlags& f, const PlanRequest& given, bool gpus_
     h.allow_fp8_kv = true;
     h.taken.push_back("an fp8 KV cache allowed (--kv-cache-dtype " + *f.kv_cache_dtype + ")");
   }
+  if (f.performance_mode && !given.performance_mode) {
+    h.performance_mode = f.performance_mode;
+    h.taken.push_back("--performance-mode " + *f.performance_mode + " kept in every configuration");
+  }
   if (f.enforce_eager && !given.allow_eager) {
     h.allow_eager = true;
     h.taken.push_back("eager mode allowed (--enforce-eager)");

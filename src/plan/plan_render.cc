@@ -23,6 +23,7 @@ std::vector<std::pair<std::string, std::string>> rendered_flags(const PlannedCon
   if (f.kv_cache_dtype && *f.kv_cache_dtype != "auto") out.emplace_back("kv-cache-dtype", *f.kv_cache_dtype);
   if (f.quantization) out.emplace_back("quantization", *f.quantization);
   if (f.enforce_eager) out.emplace_back("enforce-eager", "");
+  if (f.performance_mode && *f.performance_mode != "balanced") out.emplace_back("performance-mode", *f.performance_mode);
   if (c.prediction.gpus_used > gpus.count) out.emplace_back("distributed-executor-backend", "ray");
   return out;
 }

@@ -46,6 +46,7 @@ VllmFlags Searcher::flags_for(Layout layout, const Variant& v, std::int64_t max_
   f.kv_cache_dtype = v.kv_cache_dtype;
   f.max_num_seqs = v.max_num_seqs;
   f.enforce_eager = v.enforce_eager;
+  f.performance_mode = m_performance_mode;
   if (m_quantization) f.quantization = m_quantization;
   return f;
 }

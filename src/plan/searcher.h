@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "headroom/plan.h"
@@ -79,6 +80,8 @@ class Searcher {
 
   // Consult recorded runs in every prediction (null: none).
   void set_history(const std::vector<RunRecord>* history) { m_history = history; }
+  // --performance-mode every candidate runs with (a pasted command's).
+  void set_performance_mode(std::optional<std::string> mode) { m_performance_mode = std::move(mode); }
   const std::vector<RunRecord>* history() const { return m_history; }
 
   const GpuSetup& margin_setup() const { return m_margin_setup; }
@@ -92,6 +95,7 @@ class Searcher {
   VllmVersion m_version;
   Bytes m_margin;
   std::optional<std::string> m_quantization;
+  std::optional<std::string> m_performance_mode;
   std::shared_ptr<WeightsCache> m_cache;
   const std::vector<RunRecord>* m_history = nullptr;
   int m_predictions = 0;

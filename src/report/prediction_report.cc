@@ -46,6 +46,7 @@ nlohmann::json settings_to_json(const ResolvedSettings& s) {
   j["kv_cache_memory_bytes"] = s.kv_cache_memory_bytes ? nlohmann::json(*s.kv_cache_memory_bytes) : nlohmann::json(nullptr);
   j["estimate_cuda_graphs"] = s.estimate_cuda_graphs;
   j["usage_context"] = usage_context_name(s.usage_context);
+  j["performance_mode"] = s.performance_mode.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.performance_mode);
   return j;
 }
 
@@ -210,7 +211,8 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
        " max_model_len=" + std::to_string(s.max_model_len) + " gpu_memory_utilization=" + util::fixed(s.gpu_memory_utilization, 2) +
        " max_num_seqs=" + std::to_string(s.max_num_seqs) + " max_num_batched_tokens=" + std::to_string(s.max_num_batched_tokens) +
        " dtype=" + safe(s.dtype) + " kv_cache_dtype=" + safe(s.kv_cache_dtype) + (s.quantization.empty() ? "" : " quantization=" + safe(s.quantization)) +
-       (s.enforce_eager ? " enforce_eager" : ""));
+       (s.enforce_eager ? " enforce_eager" : "") +
+       (s.performance_mode.empty() || s.performance_mode == "balanced" ? "" : " performance_mode=" + s.performance_mode));
   if (!p.modelled_with.empty()) line("rules   " + safe(p.modelled_with));
   line("");
   line("per GPU                             GiB   source");

@@ -33,6 +33,11 @@ def test_engine_args_reach_the_prediction():
     eager = headroom.check(SMALL, gpu="H100", enforce_eager=True, gpu_memory_utilization=0.8, max_num_seqs=64)
     assert eager.settings["enforce_eager"] is True and eager.settings["max_num_seqs"] == 64
     assert eager.settings["gpu_memory_utilization"] == 0.8
+    # --performance-mode throughput doubles the default batch limits (vLLM v0.17+, arg_utils.py):
+    # LLM(...)'s on an H100 are 16384 batched tokens and 1024 sequences.
+    fast = headroom.check(SMALL, gpu="H100", max_model_len=8192, performance_mode="throughput", vllm_version="0.20.0")
+    assert fast.settings["performance_mode"] == "throughput"
+    assert fast.settings["max_num_batched_tokens"] == 2 * 16384 and fast.settings["max_num_seqs"] == 2 * 1024
 
 
 def test_a_failure_carries_vllms_message_and_the_changes():
@@ -86,6 +91,7 @@ def test_to_dict_equals_the_cli_over_the_catalogue():
     (dict(kv_cache_dtype="fp8", gpu_memory_utilization=0.85), ["--kv-cache-dtype", "fp8", "--gpu-memory-utilization", "0.85"]),
     (dict(enforce_eager=True, max_num_seqs=32, max_model_len="auto"), ["--enforce-eager", "--max-num-seqs", "32", "--max-model-len", "auto"]),
     (dict(max_num_batched_tokens=4096, enable_prefix_caching=False), ["--max-num-batched-tokens", "4096", "--no-enable-prefix-caching"]),
+    (dict(performance_mode="throughput", max_model_len=8192), ["--performance-mode", "throughput", "--max-model-len", "8192"]),
 ])
 def test_to_dict_equals_the_cli_with_engine_args(kwargs, flags):
     ids = _catalogue()[::7]

@@ -78,6 +78,21 @@ TEST(VllmLogParser, ReadsTheSamplersPath) {
   EXPECT_EQ(path("INFO 09-04 01:29:02 [gpu_model_runner.py:1985] Loading model from scratch..."), std::nullopt);
 }
 
+// The non-default args line names --performance-mode as EngineArgs' field (entrypoints/utils.py
+// log_non_default_args); a value vLLM's argparse would not take is not read.
+TEST(VllmLogParser, ReadsThePerformanceMode) {
+  const auto mode = [](const char* line) {
+    VllmLogParser parser;
+    parser.feed(line);
+    return parser.run().flags.performance_mode;
+  };
+  EXPECT_EQ(mode("(APIServer pid=1) INFO 03-20 10:00:00 [utils.py:302] non-default args: {'model_tag': 'Qwen/Qwen3-8B', "
+                 "'model': 'Qwen/Qwen3-8B', 'performance_mode': 'interactivity'}"),
+            std::optional<std::string>("interactivity"));
+  EXPECT_EQ(mode("(APIServer pid=1) INFO 03-20 10:00:00 [utils.py:302] non-default args: {'performance_mode': 'fastest'}"),
+            std::nullopt);
+}
+
 TEST(VllmLogParser, SeesTheEngineStart) {
   LoggedRun run = parse_file("v1_startup_ok.log");
   EXPECT_TRUE(run.engine_started);

@@ -3,6 +3,7 @@
 
 #include "headroom/history.h"
 #include "headroom/knowledge_base.h"
+#include "history/history_settings.h"
 #include "unit/diagnose_test_support.h"
 #include "unit/model_test_support.h"
 
@@ -48,6 +49,21 @@ TEST(HistoryRecordFromLog, KeepsTheSamplersPathTheLogNames) {
                      "sampling."),
             nlohmann::json(true));
   EXPECT_TRUE(recorded("").is_null());
+}
+
+// A recorded run keeps its --performance-mode (the non-default args line), and the estimate made
+// again from the record's settings runs with it.
+TEST(HistoryRecordFromLog, KeepsThePerformanceMode) {
+  std::ifstream in(k_logs + "v1_startup_ok.log");
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  log.insert(log.find("(EngineCore pid=283) INFO 04-22 15:13:03"),
+             "(APIServer pid=1) INFO 04-22 15:12:30 [utils.py:302] non-default args: {'performance_mode': 'throughput'}\n");
+  test_support::TempDir dir;
+  test_support::write_bytes(dir.path() / "run.log", log);
+  auto r = record_from_log((dir.path() / "run.log").string(), kb());
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->settings.value("performance_mode", std::string()), "throughput");
+  EXPECT_EQ(history_detail::flags_from_settings(r->settings, 1, 1, ModelSpec{}).performance_mode.value_or(""), "throughput");
 }
 
 TEST(HistoryRecordFromLog, FailedRunCarriesDiagnoseClass) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "headroom/plan.h"
+#include "headroom/plan_render.h"
 #include "plan/compact_weights.h"
 
 namespace headroom {
@@ -37,6 +38,27 @@ TEST(MakePlan, ClassicDesktopCaseStartsAtTheHighestUtilizationTheStartupCheckAll
   EXPECT_EQ(rec.prediction.settings.max_model_len, 4096);
   EXPECT_GT(rec.utilization_max, rec.utilization_min);
   EXPECT_NE(rec.utilization_max_reason.find("startup check"), std::string::npos) << rec.utilization_max_reason;
+}
+
+// A pasted command's --performance-mode stays in every configuration the plan offers: its
+// predictions run with it (throughput doubles the default 2048 batched tokens of a small GPU's API
+// server to 4096, arg_utils.py #34936), and the rendered command keeps the flag.
+TEST(MakePlan, KeepsThePerformanceModeOfTheCommand) {
+  auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
+  PlanRequest request = context(4096);
+  request.performance_mode = "throughput";
+  auto plan = make_plan(model, setup("RTX 4080", 1, 0.5), request, v("0.20.0"));
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_TRUE(plan->recommended);
+  const auto& rec = *plan->recommended;
+  EXPECT_EQ(rec.prediction.settings.performance_mode, "throughput");
+  EXPECT_EQ(rec.prediction.settings.max_num_batched_tokens, 4096);
+  EXPECT_NE(render_vllm_serve(model.id, rec, plan->gpus, CommandStyle::one_line).find("--performance-mode throughput"),
+            std::string::npos);
+  VllmFlags pasted;
+  pasted.performance_mode = "interactivity";
+  const CommandHints hints = plan_hints(pasted, PlanRequest{}, false);
+  EXPECT_EQ(hints.performance_mode.value_or(""), "interactivity");
 }
 
 TEST(MakePlan, ExplainsWhatTheUsualAdviceOfPointEightyDoes) {

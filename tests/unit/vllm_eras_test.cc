@@ -6,6 +6,7 @@
 #include "headroom/gpu.h"
 #include "headroom/model.h"
 #include "headroom/report.h"
+#include "headroom/vllm_config.h"
 #include "headroom/vllm_engine.h"
 
 namespace headroom {
@@ -129,6 +130,82 @@ TEST(VllmEras, BlackwellCapturesUpTo1024FromV028) {
   EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 28}, 1024, 16384, true).size(), 83u);
   EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 28}, 1024, 16384, false).size(), 51u);
   EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 27}, 1024, 16384, true).size(), 51u);
+}
+
+// --performance-mode (#34936, v0.17). engine/arg_utils.py: "throughput" doubles max_num_batched_tokens
+// and max_num_seqs where the user left them to the default, before the max with max_model_len
+// (chunked prefill off) and the cap at max_num_seqs x max_model_len. A small GPU's API-server
+// defaults are 2048 tokens and 256 sequences, an H100's 8192 and 1024.
+TEST(VllmEras, ThroughputModeDoublesTheDefaultBatchLimitsFromV017) {
+  VllmFlags f;
+  f.performance_mode = "throughput";
+  auto small = engine::resolve_batch_limits(VllmVersion{0, 17}, gpu("RTX 4090"), f, 32768, true);
+  EXPECT_EQ(small.max_num_batched_tokens, 4096);
+  EXPECT_EQ(small.max_num_seqs, 512);
+  auto h100 = engine::resolve_batch_limits(VllmVersion{0, 20}, gpu("H100"), f, 32768, true);
+  EXPECT_EQ(h100.max_num_batched_tokens, 16384);
+  EXPECT_EQ(h100.max_num_seqs, 2048);
+  // A value the user gave is not doubled.
+  f.max_num_seqs = 64;
+  auto given = engine::resolve_batch_limits(VllmVersion{0, 20}, gpu("H100"), f, 32768, true);
+  EXPECT_EQ(given.max_num_seqs, 64);
+  EXPECT_EQ(given.max_num_batched_tokens, 16384);
+  // Without chunked prefill the doubled default is still raised to max_model_len.
+  f.max_num_seqs.reset();
+  EXPECT_EQ(engine::resolve_batch_limits(VllmVersion{0, 20}, gpu("RTX 4090"), f, 32768, false).max_num_batched_tokens, 32768);
+  // "balanced" (vLLM's default) and versions before the flag change nothing.
+  f.performance_mode = "balanced";
+  EXPECT_EQ(engine::resolve_batch_limits(VllmVersion{0, 20}, gpu("RTX 4090"), f, 32768, true).max_num_batched_tokens, 2048);
+  f.performance_mode = "throughput";
+  EXPECT_EQ(engine::resolve_batch_limits(VllmVersion{0, 16}, gpu("RTX 4090"), f, 32768, true).max_num_batched_tokens, 2048);
+}
+
+// config/vllm.py _set_cudagraph_sizes with performance_mode "interactivity": every size from 1 to
+// min(max capture, 32) in place of 1, 2 and 4. At 256 sequences and 8192 batched tokens the maximum
+// capture is min(256 x 2, 512) = 512: 1..32, 40..248 step 8, 256..512 step 16 = 32 + 27 + 17 = 76
+// sizes, against 3 + 31 + 17 = 51. A maximum capture of 10 (5 sequences) gives 1..10.
+TEST(VllmEras, InteractivityModeCapturesEverySizeUpTo32FromV017) {
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 256, 8192, false, true).size(), 76u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 256, 8192, false, false).size(), 51u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 16}, 256, 8192, false, true).size(), 51u);
+  std::vector<int> ten;
+  for (int i = 1; i <= 10; ++i) ten.push_back(i);
+  auto small = engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 5, 8192, false, true);
+  EXPECT_EQ(std::vector<int>(small.begin(), small.begin() + 10), ten);
+  EXPECT_EQ(small.size(), 10u);
+}
+
+// The flag from a command line and from LLM(...), end to end: interactivity captures more graphs
+// (more graph memory outside the budget), throughput runs with the doubled limits; before v0.17
+// vLLM's argparse refuses the flag (the v0.17.0 release added it).
+TEST(VllmEras, PerformanceModeFromTheCommandLine) {
+  GpuSetup g;
+  g.gpu = gpu("H100");
+  auto run = [&](const std::vector<std::string>& args, VllmVersion v) {
+    auto cmd = parse_vllm_command(args);
+    EXPECT_TRUE(cmd.has_value()) << (cmd ? "" : cmd.error().to_string());
+    return predict(model("Qwen/Qwen3-8B"), g, cmd->flags, v);
+  };
+  auto balanced = run({"--max-model-len", "8192"}, VllmVersion{0, 20});
+  auto interactive = run({"--max-model-len", "8192", "--performance-mode", "interactivity"}, VllmVersion{0, 20});
+  auto throughput = run({"--max-model-len", "8192", "--performance-mode=throughput"}, VllmVersion{0, 20});
+  ASSERT_TRUE(balanced && interactive && throughput);
+  EXPECT_GT(interactive->memory.cuda_graph, balanced->memory.cuda_graph);
+  EXPECT_EQ(interactive->settings.performance_mode, "interactivity");
+  EXPECT_EQ(throughput->settings.max_num_batched_tokens, 16384);
+  EXPECT_EQ(throughput->settings.max_num_seqs, 2048);
+  auto old = run({"--max-model-len", "8192", "--performance-mode", "throughput"}, VllmVersion{0, 16});
+  ASSERT_TRUE(old);
+  ASSERT_TRUE(old->failure.has_value());
+  EXPECT_EQ(old->failure->message, "vllm serve: error: unrecognized arguments: --performance-mode throughput");
+  EXPECT_EQ(old->settings.performance_mode, "");
+  auto bad = parse_vllm_command({"--performance-mode", "fast"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().to_string().find("invalid choice: 'fast' (choose from 'balanced', 'interactivity', 'throughput')"),
+            std::string::npos);
+  auto llm = parse_llm_call(R"(LLM(model="Qwen/Qwen3-8B", performance_mode="interactivity"))");
+  ASSERT_TRUE(llm.has_value());
+  EXPECT_EQ(llm->flags.performance_mode.value_or(""), "interactivity");
 }
 
 // #50991 (v0.28): hybrid models start with prefix caching on in Mamba cache mode "align", two
