@@ -135,8 +135,8 @@ void profile_cuda_graphs(const ModelSpec& model, const GpuSpec& gpu, const Resol
                          const RankPlace& place, RankProfile& r) {
   const ResolvedSettings& s = config.settings;
   const auto capture_sizes =
-      cudagraph_capture_sizes(config.version, s.max_num_seqs, s.max_num_batched_tokens, is_sm100_family(gpu),
-                              s.performance_mode == "interactivity");
+      cudagraph_capture_sizes(config.version, s.max_num_seqs, s.max_num_batched_tokens,
+                              {.sm100_family = is_sm100_family(gpu), .interactivity = s.performance_mode == "interactivity"});
   const int num_graphs = s.enforce_eager ? 0 : num_cuda_graphs(config.version, capture_sizes, s.max_num_seqs);
   const int moe_width_divisor = plan.expert_parallel_size > 1 ? 1 : s.tensor_parallel_size;
   r.graph = estimate_cuda_graph(model, num_graphs, place.stage_layers, moe_width_divisor);

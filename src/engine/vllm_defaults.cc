@@ -94,7 +94,7 @@ std::string performance_mode(const VllmVersion& version, const VllmFlags& flags)
 }
 
 std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens,
-                                         bool sm100_family, bool interactivity) {
+                                         const CaptureOptions& options) {
   std::set<int> sizes;
   if (!version.is_v1_engine()) {
     // V0 <= v0.7: [1, 2, 4] + multiples of 8 up to the first value >= max_num_seqs.
@@ -110,11 +110,11 @@ std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num
     max_capture = 512;  // v0.8-v0.9: [1, 2, 4] + 8..512 step 8, filtered by mnbt
   } else {
     // Data-center Blackwell (SM100 family) captures up to 1024 from v0.28 (#49390).
-    const int ceiling = sm100_family && version >= VllmVersion{0, 28} ? 1024 : 512;
+    const int ceiling = options.sm100_family && version >= VllmVersion{0, 28} ? 1024 : 512;
     max_capture = std::min(max_num_seqs * 2, ceiling);
   }
   max_capture = std::min(max_capture, max_num_batched_tokens);
-  if (interactivity && version >= VllmVersion{0, 17}) {
+  if (options.interactivity && version >= VllmVersion{0, 17}) {
     for (int s = 1; s <= std::min(max_capture, 32); ++s) sizes.insert(s);
   } else {
     for (int s : {1, 2, 4})

@@ -45,10 +45,14 @@ std::int64_t derived_max_model_len(const ModelSpec& model);
 // given); "" before v0.17, which has no such mode.
 std::string performance_mode(const VllmVersion& version, const VllmFlags& flags);
 
-// CUDA graph capture sizes (config/vllm.py _set_cudagraph_sizes) for the version; `sm100_family`
-// is data-center Blackwell (compute capability 10.x); `interactivity`: --performance-mode
-// interactivity, which captures every size from 1 to min(max capture, 32) in place of 1, 2 and 4.
+// What besides the version and the batch limits shapes the capture sizes.
+struct CaptureOptions {
+  bool sm100_family = false;   // data-center Blackwell (compute capability 10.x)
+  bool interactivity = false;  // --performance-mode interactivity: every size from 1 to min(max capture, 32)
+};
+
+// CUDA graph capture sizes (config/vllm.py _set_cudagraph_sizes) for the version.
 std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num_seqs, int max_num_batched_tokens,
-                                         bool sm100_family = false, bool interactivity = false);
+                                         const CaptureOptions& options = {});
 
 }  // namespace headroom::engine

@@ -127,9 +127,9 @@ TEST(VllmEras, BlackwellCapturesUpTo1024FromV028) {
   EXPECT_TRUE(engine::is_sm100_family(gpu("B200")));
   EXPECT_FALSE(engine::is_sm100_family(gpu("H100")));
   EXPECT_FALSE(engine::is_sm100_family(gpu("RTX 5090")));
-  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 28}, 1024, 16384, true).size(), 83u);
-  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 28}, 1024, 16384, false).size(), 51u);
-  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 27}, 1024, 16384, true).size(), 51u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 28}, 1024, 16384, {.sm100_family = true}).size(), 83u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 28}, 1024, 16384).size(), 51u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 27}, 1024, 16384, {.sm100_family = true}).size(), 51u);
 }
 
 // --performance-mode (#34936, v0.17). engine/arg_utils.py: "throughput" doubles max_num_batched_tokens
@@ -165,12 +165,12 @@ TEST(VllmEras, ThroughputModeDoublesTheDefaultBatchLimitsFromV017) {
 // capture is min(256 x 2, 512) = 512: 1..32, 40..248 step 8, 256..512 step 16 = 32 + 27 + 17 = 76
 // sizes, against 3 + 31 + 17 = 51. A maximum capture of 10 (5 sequences) gives 1..10.
 TEST(VllmEras, InteractivityModeCapturesEverySizeUpTo32FromV017) {
-  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 256, 8192, false, true).size(), 76u);
-  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 256, 8192, false, false).size(), 51u);
-  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 16}, 256, 8192, false, true).size(), 51u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 256, 8192, {.interactivity = true}).size(), 76u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 256, 8192).size(), 51u);
+  EXPECT_EQ(engine::cudagraph_capture_sizes(VllmVersion{0, 16}, 256, 8192, {.interactivity = true}).size(), 51u);
   std::vector<int> ten;
   for (int i = 1; i <= 10; ++i) ten.push_back(i);
-  auto small = engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 5, 8192, false, true);
+  auto small = engine::cudagraph_capture_sizes(VllmVersion{0, 20}, 5, 8192, {.interactivity = true});
   EXPECT_EQ(std::vector<int>(small.begin(), small.begin() + 10), ten);
   EXPECT_EQ(small.size(), 10u);
 }
