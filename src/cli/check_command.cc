@@ -83,7 +83,9 @@ std::string render_check_text(const CheckedPrediction& c, ColorMode color) {
     for (const auto& ch : c.changes) {
       std::string what = util::terminal_safe(describe_change(ch, c.command.flags));
       if (ch.gpus != gpus_used) what += " (" + std::to_string(ch.gpus) + " GPUs)";
+      // A change longer than the column (a JSON value) puts its figures on a line of their own.
       if (what.size() < 34) what.resize(34, ' ');
+      else if (what.size() > 34) what += "\n" + std::string(36, ' ');
       char concurrency[32];
       std::snprintf(concurrency, sizeof concurrency, "%.2fx", ch.prediction.max_concurrency);
       out += "  " + what + " " + util::with_commas(ch.prediction.kv_cache_tokens) + " tokens of KV cache, " + concurrency +

@@ -2,10 +2,14 @@
 #include "headroom/check_changes.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string_view>
 
+#include "engine/encoder_profile.h"
+#include "util/json_file.h"
 #include "util/strings.h"
 
 namespace headroom {
@@ -37,11 +41,13 @@ class Search {
     } else if (c == "kv_cache_insufficient") {
       longest_length(/*below_current=*/true);
       utilization_up();
+      multimodal_levers();
       fp8_kv_cache();
       more_tp();
       fp8_weights();
     } else if (c == "no_kv_cache_memory") {
       utilization_up();
+      multimodal_levers();
       more_tp();
       fp8_weights();
       fewer_seqs();
@@ -52,6 +58,7 @@ class Search {
       fp8_weights();
       cpu_offload();
     } else if (c == "profile_run_oom") {
+      multimodal_levers();
       fewer_seqs();
       more_tp();
       fp8_weights();
@@ -385,6 +392,81 @@ class Search {
            std::move(*p));
   }
 
+  // A multimodal model whose encoder pass on vLLM's dummy batch is part of the activation peak:
+  // smaller images where the processor takes max_pixels, else the pass skipped; and vLLM's
+  // text-only mode.
+  void multimodal_levers() {
+    if (!m_model.vision || m_failed.memory.encoder_profile <= 0) return;
+    if (!smaller_images()) skip_mm_profiling();
+    text_only();
+  }
+
+  // Qwen2-VL and Qwen2.5-VL take max_pixels from --mm-processor-kwargs (qwen2_vl.py's processor;
+  // vLLM's examples pass it), which bounds the largest image and so the profiled one: the most
+  // tokens per image (each (patch x merge)^2 pixels) down to 256 that starts.
+  bool smaller_images() {
+    const std::string& a = m_model.architecture;
+    if (a != "Qwen2VLForConditionalGeneration" && a != "Qwen2_5_VLForConditionalGeneration") return false;
+    const auto item = engine::largest_mm_item(m_model, m_flags, now(), m_failed.version);
+    constexpr std::int64_t k_fewest_tokens = 256;
+    if (!item || item->modality != "image" || item->tokens <= k_fewest_tokens) return false;
+    const std::int64_t side = std::max(1, m_model.vision->patch_size) * std::max(1, m_model.vision->spatial_merge_size);
+    auto with = [&](std::int64_t tokens) {
+      VllmFlags f = m_flags;
+      auto kwargs = util::parse_json(f.mm_processor_kwargs.empty() ? "{}" : f.mm_processor_kwargs, "--mm-processor-kwargs");
+      nlohmann::json j = kwargs && kwargs->is_object() ? *kwargs : nlohmann::json::object();
+      j["max_pixels"] = tokens * side * side;
+      f.mm_processor_kwargs = j.dump();
+      return f;
+    };
+    auto tokens = largest(k_fewest_tokens, item->tokens - 1, [&](std::int64_t t) { return starts(with(t)).has_value(); });
+    if (!tokens) return false;
+    const std::int64_t rounded = *tokens / 64 * 64;
+    VllmFlags f = with(rounded);
+    auto p = starts(f);
+    if (!p) return false;
+    keep({{{"--mm-processor-kwargs", f.mm_processor_kwargs}},
+          {},
+          0,
+          "images scaled down to at most " + util::with_commas(rounded) + " tokens (from " + util::with_commas(item->tokens) +
+              "): a smaller encoder pass on vLLM's largest dummy image; larger images are resized to fit",
+          {}},
+         std::move(*p));
+    return true;
+  }
+
+  // --skip-mm-profiling (#22950, v0.10.2): the KV cache gets what the pass would take, and nothing
+  // is kept back for a request that brings the largest input.
+  void skip_mm_profiling() {
+    if (m_flags.skip_mm_profiling || m_failed.version < VllmVersion{0, 10, 2}) return;
+    VllmFlags f = m_flags;
+    f.skip_mm_profiling = true;
+    if (auto p = starts(f))
+      keep({{{"--skip-mm-profiling", ""}}, {}, 0,
+            "vLLM skips the encoder's profile pass: its memory goes to the KV cache, and a request with the largest "
+            "images may then run out of memory",
+            {}},
+           std::move(*p));
+  }
+
+  // vLLM's text-only mode: every modality the model takes limited to 0 (video only where images
+  // alone do not make it text-only); from v0.10.1 the towers are not loaded.
+  void text_only() {
+    if (engine::text_only_mode(m_model, m_flags)) return;
+    VllmFlags f = m_flags;
+    nlohmann::json limits = nlohmann::json::object();
+    for (const char* modality : {"image", "audio", "video"}) {
+      if (engine::text_only_mode(m_model, f)) break;
+      if (std::string(modality) == "audio" && !m_model.audio) continue;
+      f.limit_mm_per_prompt[modality] = 0;
+      limits[modality] = 0;
+    }
+    if (auto p = starts(f))
+      keep({{{"--limit-mm-per-prompt", limits.dump()}}, {}, 0,
+            "text only: no image, video or audio input, and no encoder pass (nor, from v0.10.1, its weights)", {}},
+           std::move(*p));
+  }
+
   void no_video() {
     VllmFlags f = m_flags;
     f.limit_mm_per_prompt["video"] = 0;
@@ -471,6 +553,22 @@ std::vector<FlagChange> suggest_changes(const ModelSpec& model, const GpuSetup& 
   return Search(model, gpus, flags, failed, predict).run(limit);
 }
 
+namespace {
+
+// A value as a POSIX shell takes it back: in single quotes when it holds anything but letters,
+// digits and . _ - / : , + = (the JSON of --limit-mm-per-prompt or --mm-processor-kwargs).
+std::string shell_word(const std::string& v) {
+  const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("._-/:,+=").find(ch) != std::string_view::npos;
+  });
+  if (plain) return v;
+  std::string out = "'";
+  for (char ch : v) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+}  // namespace
+
 std::string describe_change(const FlagChange& change, const VllmFlags& flags) {
   std::string out;
   for (const auto& [flag, value] : change.set) {
@@ -481,7 +579,7 @@ std::string describe_change(const FlagChange& change, const VllmFlags& flags) {
       continue;
     }
     out += flag;
-    if (!value.empty()) out += " " + value;
+    if (!value.empty()) out += " " + shell_word(value);
   }
   return out;
 }

@@ -94,6 +94,7 @@ struct RankProfile {
   Bytes graph_estimate = 0;      // what the profile subtracts for graphs before the KV cache (0: none)
   Bytes kv_available = 0;        // "Available KV cache memory" (may be negative)
   Bytes encoder_pass_estimate = 0;  // the encoder pass's peak when it sets `activation` (an estimate)
+  Bytes encoder_share = 0;          // how much the encoder pass and its cached outputs add to `activation`
   bool encoder_pass_modelled = false;  // the encoder's dummy batch was sized (encoder_profile.h)
   Bytes fusion_workspace = 0;          // FlashInfer's all-reduce fusion workspace, part of non_torch
   Bytes runner_buffers = 0;            // v0.26+: the model runner's persistent buffers, part of non_torch

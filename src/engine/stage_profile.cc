@@ -61,6 +61,12 @@ void profile_activation(const ModelSpec& model, const GpuSpec& gpu, const VllmFl
   const auto act = estimate_activation(model, config.version, ai);
   // The pass is an estimate from the tower's widths: the range allows for it where it sets the peak.
   if (act.encoder_pass > 0 && act.total == act.encoder_pass) r.encoder_pass_estimate = act.encoder_pass;
+  if (encoder.items > 0) {
+    ActivationInputs without = ai;
+    without.encoder_pass_peak = 0;
+    without.encoder_cached_outputs = 0;
+    r.encoder_share = std::max<Bytes>(0, act.total - estimate_activation(model, config.version, without).total);
+  }
   r.activation = act.total;
   r.encoder_pass_modelled = encoder.items > 0;
   r.encoder_other_reading = encoder.other_reading;

@@ -24,6 +24,7 @@ std::vector<MemoryBreakdown> stage_memory(const StageResults& r) {
     MemoryBreakdown m = base;
     m.weights = r.weights.ranks[st].resident;
     m.activation_peak = p.activation;
+    m.encoder_profile = p.encoder_share;
     m.non_torch = p.non_torch;
     m.cuda_graph = graphs_in_budget ? p.graph_estimate : p.graph;
     m.kv_cache = p.kv_available;

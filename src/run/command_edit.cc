@@ -16,7 +16,8 @@ const std::vector<std::pair<std::string, std::string>> k_aliases = {
 
 // vLLM's boolean flags among those headroom changes or drops: they never take the next word.
 const std::vector<std::string> k_boolean_flags = {"--enforce-eager", "--enable-chunked-prefill", "--enable-prefix-caching",
-                                                  "--enable-expert-parallel", "--trust-remote-code"};
+                                                  "--enable-expert-parallel", "--trust-remote-code", "--skip-mm-profiling",
+                                                  "--language-model-only"};
 
 std::string canonical(const std::string& word) {
   std::string name = word.substr(0, word.find('='));

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "headroom/check_changes.h"
 #include "unit/engine_test_support.h"
 
@@ -169,6 +171,75 @@ TEST(CheckChanges, FreeMemoryShortfallLowersUtilizationAndLength) {
   EXPECT_LE(util * to_gib(g.gpu.total_bytes), to_gib(*g.free_bytes));
   EXPECT_LT(std::stoll(changes[0].set[1].second), failed.settings.max_model_len);
   EXPECT_TRUE(changes[0].prediction.starts);
+}
+
+// A Qwen2.5-VL run whose KV cache falls short because of the encoder's pass on its largest dummy
+// image (16,384 tokens: max_pixels 12,845,056 = 16,384 x 28^2, qwen2_vl.py): the image cap that
+// starts it is passed as max_pixels in --mm-processor-kwargs (tokens x (patch 14 x merge 2)^2), a
+// multiple of 64 tokens that starts while 64 more do not, and vLLM's text-only mode limits the
+// two modalities the model takes. Each change is predicted to start.
+TEST(CheckChanges, MultimodalRunsOfferSmallerImagesAndTextOnly) {
+  auto m = model("Qwen/Qwen2.5-VL-7B-Instruct");
+  auto g = gpus("RTX 4090");
+  VllmFlags f;
+  f.max_model_len = 90000;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "kv_cache_insufficient");
+  ASSERT_GT(failed.memory.encoder_profile, 0);
+  auto changes = suggest_changes(m, g, f, failed, predictor(m), 8);
+  const FlagChange* images = nullptr;
+  const FlagChange* text = nullptr;
+  for (const auto& c : changes) {
+    EXPECT_TRUE(c.prediction.starts) << first_flag(c);
+    if (first_flag(c) == "--mm-processor-kwargs") images = &c;
+    if (first_flag(c) == "--limit-mm-per-prompt") text = &c;
+  }
+  ASSERT_TRUE(images && text);
+  auto kwargs = nlohmann::json::parse(images->set[0].second);
+  const std::int64_t pixels = kwargs.at("max_pixels").get<std::int64_t>();
+  ASSERT_EQ(pixels % (28 * 28 * 64), 0);
+  const std::int64_t tokens = pixels / (28 * 28);
+  EXPECT_LT(tokens, 16384);
+  VllmFlags more = f;
+  more.mm_processor_kwargs = R"({"max_pixels": )" + std::to_string((tokens + 64) * 28 * 28) + "}";
+  EXPECT_FALSE(run(m, g, more).starts);
+  EXPECT_EQ(nlohmann::json::parse(text->set[0].second), nlohmann::json({{"image", 0}, {"video", 0}}));
+  EXPECT_LT(text->prediction.memory.weights, failed.memory.weights);  // the tower is not loaded
+  EXPECT_EQ(describe_change(*text, f), R"(--limit-mm-per-prompt '{"image":0,"video":0}')");
+  // A text-only model has no such levers.
+  Prediction text_model = run(model("Qwen/Qwen3-8B"), gpus("RTX 4090"), f);
+  for (const auto& c : suggest_changes(model("Qwen/Qwen3-8B"), g, f, text_model, predictor(model("Qwen/Qwen3-8B")), 8))
+    EXPECT_NE(first_flag(c), "--limit-mm-per-prompt");
+}
+
+// --skip-mm-profiling (#22950, v0.10.2) where the processor takes no max_pixels headroom offers
+// (Qwen3-VL's images are bounded by size.longest_edge): the KV cache gets the pass's memory. Not
+// offered before v0.10.2, which has no such flag.
+TEST(CheckChanges, OtherTowersOfferSkippingTheProfilePass) {
+  auto m = model("Qwen/Qwen3-VL-8B-Instruct");
+  auto g = gpus("RTX 4090");
+  VllmFlags f;
+  f.max_model_len = 22000;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "kv_cache_insufficient");
+  ASSERT_GT(failed.memory.encoder_profile, 0);
+  const auto offered = [&](const std::vector<FlagChange>& changes) -> const FlagChange* {
+    for (const auto& c : changes) {
+      EXPECT_NE(first_flag(c), "--mm-processor-kwargs");
+      if (first_flag(c) == "--skip-mm-profiling") return &c;
+    }
+    return nullptr;
+  };
+  auto changes = suggest_changes(m, g, f, failed, predictor(m), 8);
+  const FlagChange* skip = offered(changes);
+  ASSERT_TRUE(skip);
+  EXPECT_TRUE(skip->prediction.starts);
+  // The activation peak loses the pass's share (within 2 %: the skipped run's other buffers differ slightly).
+  EXPECT_NEAR(static_cast<double>(failed.memory.activation_peak - skip->prediction.memory.activation_peak),
+              static_cast<double>(failed.memory.encoder_profile), 0.02 * static_cast<double>(failed.memory.encoder_profile));
+  const VllmVersion v0101{0, 10, 1};
+  Prediction older = run(m, g, f, v0101);
+  if (!older.starts) EXPECT_FALSE(offered(suggest_changes(m, g, f, older, predictor(m, v0101), 8)));
 }
 
 TEST(CheckChanges, NothingToChangeWhenItStarts) {
