@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, Dict, List, Optional
 
 from . import _display
@@ -63,6 +64,11 @@ class Failure:
 
 
 def _engine_value(text: str) -> Any:
+    if text.startswith(("{", "[")):  # --limit-mm-per-prompt, --mm-processor-kwargs: vllm.LLM takes the dict
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
     for convert in (int, float):
         try:
             return convert(text)

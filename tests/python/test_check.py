@@ -40,6 +40,21 @@ def test_engine_args_reach_the_prediction():
     assert fast.settings["max_num_batched_tokens"] == 2 * 16384 and fast.settings["max_num_seqs"] == 2 * 1024
 
 
+def test_a_vision_models_changes_are_engine_args_vllm_takes():
+    # The encoder pass of Qwen2.5-VL's largest dummy image costs the KV cache on a 24 GB card (vllm
+    # serve's 2048 batched tokens: one image per encoder batch): the changes include smaller images
+    # and text-only mode, as the dicts vllm.LLM takes.
+    args = dict(gpu="RTX 4090", max_model_len=90000, vllm_version="0.19.0", entrypoint="serve")
+    r = headroom.check("Qwen/Qwen2.5-VL-7B-Instruct", **args)
+    assert not r.starts
+    by_key = {k: c for c in r.changes for k in c.engine_args}
+    assert isinstance(by_key["mm_processor_kwargs"].engine_args["mm_processor_kwargs"]["max_pixels"], int)
+    assert by_key["limit_mm_per_prompt"].engine_args["limit_mm_per_prompt"] == {"image": 0, "video": 0}
+    for key in ("mm_processor_kwargs", "limit_mm_per_prompt"):
+        again = headroom.check("Qwen/Qwen2.5-VL-7B-Instruct", **args, **by_key[key].engine_args)
+        assert again.starts, key
+
+
 def test_a_failure_carries_vllms_message_and_the_changes():
     r = headroom.check(BIG, gpu="H100")
     assert not r.starts
