@@ -172,6 +172,20 @@ struct Planner {
           "with " + std::to_string(2 * tp) +
               " GPUs the weights and the KV cache per GPU halve (the size must divide the attention heads)",
           options.gpus ? 0.5 : 0.3);
+    multimodal_pass();
+  }
+
+  // The log shows the encoder's profile pass on vLLM's largest dummy input ("Encoder cache will be
+  // initialized ...", "Starting profile run for multi-modal models"): its peak is part of the
+  // activation subtracted before the KV cache. --skip-mm-profiling (#22950, v0.10.2) gives it back.
+  void multimodal_pass() {
+    if (!run.multimodal_profile || run.flags.skip_mm_profiling || !run.version || *run.version < VllmVersion{0, 10, 2}) return;
+    add({{"--skip-mm-profiling", ""}},
+        "the encoder's profile pass on vLLM's largest dummy image or video is part of the activation peak taken before "
+        "the KV cache; skipping it gives that memory to the KV cache, and a request with the largest inputs may then "
+        "run out of memory (smaller images through --mm-processor-kwargs, or --limit-mm-per-prompt, keep the pass "
+        "and shrink it)",
+        0.4);
   }
 
   void no_kv_cache_memory() {
@@ -199,6 +213,7 @@ struct Planner {
     int tp = run.flags.tensor_parallel_size.value_or(1);
     if (!options.gpus || *options.gpus >= 2 * tp)
       add({{"--tensor-parallel-size", std::to_string(2 * tp)}}, "split the weights over more GPUs", options.gpus ? 0.5 : 0.3);
+    multimodal_pass();
   }
 
   void startup_free_memory() {

@@ -54,6 +54,33 @@ TEST(Diagnoser, KvInsufficientFixUsesVllmsEstimate) {
   EXPECT_EQ(d.fixes[0].command, "vllm serve Qwen/Qwen3-8B --max-model-len 856");
 }
 
+// A multimodal run whose KV cache fell short after the encoder's profile pass (the log's "Encoder
+// cache will be initialized ..." line): --skip-mm-profiling (#22950, v0.10.2) is among the fixes,
+// not on a version without the flag, and not when the run already skipped the pass.
+TEST(Diagnoser, MultimodalKvShortfallOffersSkippingTheProfilePass) {
+  const auto log = [](const std::string& version, const std::string& args) {
+    return "(APIServer pid=1) INFO 05-02 10:00:00 [utils.py:253] non-default args: {'model': 'Qwen/Qwen2.5-VL-7B-Instruct'" +
+           args + "}\n"
+           "(EngineCore pid=90) INFO 05-02 10:00:01 [core.py:77] Initializing a V1 LLM engine (v" + version +
+           ") with config: model='Qwen/Qwen2.5-VL-7B-Instruct', dtype=torch.bfloat16, max_seq_len=128000, "
+           "tensor_parallel_size=1\n"
+           "(EngineCore pid=90) INFO 05-02 10:00:30 [gpu_model_runner.py:2602] Model loading took 15.6 GiB and 20.1 seconds\n"
+           "(EngineCore pid=90) INFO 05-02 10:00:31 [gpu_model_runner.py:3344] Encoder cache will be initialized with a "
+           "budget of 16384 tokens, and profiled with 1 image items of the maximum feature size.\n"
+           "(EngineCore pid=90) INFO 05-02 10:00:40 [gpu_worker.py:298] Available KV cache memory: 4.71 GiB\n"
+           "(EngineCore pid=90) ValueError: To serve at least one request with the model's max seq len (128000), (6.84 GiB "
+           "KV cache is needed, which is larger than the available KV cache memory (4.71 GiB). Based on the available "
+           "memory, the estimated maximum model length is 88000. Try increasing `gpu_memory_utilization` or decreasing "
+           "`max_model_len` when initializing the engine.\n";
+  };
+  Diagnosis d = run_text(log("0.11.0", ""));
+  ASSERT_TRUE(d.primary);
+  EXPECT_EQ(d.primary->error_class, "kv_cache_insufficient");
+  EXPECT_TRUE(fix_setting(d, "--skip-mm-profiling"));
+  EXPECT_FALSE(fix_setting(run_text(log("0.10.1", "")), "--skip-mm-profiling"));
+  EXPECT_FALSE(fix_setting(run_text(log("0.11.0", ", 'skip_mm_profiling': True")), "--skip-mm-profiling"));
+}
+
 // Numbers no real log has (found by fuzz_vllm_log): fixes are still planned, with whole numbers
 // clamped to their type instead of an undefined cast.
 TEST(Diagnoser, AbsurdNumbersInTheLogStillGiveDefinedFixes) {
