@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headroom/error.h"
+#include "headroom/plan.h"
 #include "headroom/vllm_config.h"
 
 namespace headroom {
@@ -45,7 +46,7 @@ struct PlanApiRequest {
   std::optional<int> gpus_per_node;
   bool allow_fp8_kv = false;
   bool allow_eager = false;
-  std::optional<std::string> performance_mode;  // a "command"'s --performance-mode (plan_hints)
+  KeptFlags kept;  // a "command"'s flags every configuration keeps (plan_hints)
   std::optional<double> margin_gib;
   std::vector<std::string> from_command;  // what a "command" contributed, in words (plan_hints)
 };

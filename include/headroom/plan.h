@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "headroom/error.h"
@@ -30,6 +32,27 @@ Bytes default_plan_margin(const GpuSpec& gpu);
 
 struct RunRecord;  // headroom/history.h
 
+// Flags of a pasted command that every configuration of a plan keeps as given, because they change
+// what vLLM allocates but are not the plan's to choose: --performance-mode (the default batch limits,
+// the CUDA graphs captured) and the multimodal ones (the limits per prompt, which may make the run
+// text-only, the dummy input sizes, --mm-processor-kwargs, --mm-encoder-tp-mode,
+// --language-model-only, --skip-mm-profiling).
+struct KeptFlags {
+  std::optional<std::string> performance_mode;
+  std::map<std::string, int> limit_mm_per_prompt;
+  std::map<std::string, VllmFlags::MmDummySize> mm_dummy_sizes;
+  std::string mm_processor_kwargs;
+  std::optional<std::string> mm_encoder_tp_mode;
+  bool language_model_only = false;
+  bool skip_mm_profiling = false;
+
+  static KeptFlags from(const VllmFlags& flags);
+  bool empty() const;
+  void apply(VllmFlags& flags) const;
+  // (flag without its dashes, value; "" for a switch) in vLLM's spelling, JSON for the limits and kwargs.
+  std::vector<std::pair<std::string, std::string>> values() const;
+};
+
 struct PlanRequest {
   std::optional<std::int64_t> context_tokens;  // longest request to serve; nullopt: as long as fits
   int concurrency = 1;                         // simultaneous requests at context_tokens
@@ -37,9 +60,8 @@ struct PlanRequest {
   std::optional<int> max_gpus;                 // at most this many GPUs in all (default: all of the setup)
   bool allow_fp8_kv = false;                   // kv_cache_dtype fp8 may be chosen
   bool allow_eager = false;                    // enforce_eager may be chosen when CUDA graphs do not fit
-  // --performance-mode of a pasted command (v0.17+), kept in every configuration: it changes the
-  // default batch limits (throughput) and the CUDA graphs captured (interactivity).
-  std::optional<std::string> performance_mode;
+  // Flags of a pasted command that every configuration keeps as given (plan_hints).
+  KeptFlags kept;
   // Memory every recommended configuration leaves unused on each GPU: it still starts when other
   // processes take this much more, or when the terms outside the budget are this much larger.
   // nullopt: default_plan_margin(gpu).
@@ -113,7 +135,7 @@ struct CommandHints {
   int gpus = 0;  // 0: the command runs on one GPU
   bool allow_fp8_kv = false;
   bool allow_eager = false;
-  std::optional<std::string> performance_mode;
+  KeptFlags kept;  // --performance-mode and the multimodal flags, kept in every configuration
   std::vector<std::string> taken;
 };
 CommandHints plan_hints(const VllmFlags& flags, const PlanRequest& given, bool gpus_given);

@@ -82,7 +82,7 @@ struct PlanOptions {
   std::optional<double> margin_gib;
   int concurrency = 1;
   bool allow_fp8_kv = false, allow_eager = false, no_history = false;
-  std::optional<std::string> performance_mode;  // a pasted command's --performance-mode
+  KeptFlags kept;  // a pasted command's flags every configuration keeps (plan_hints)
   std::vector<std::string> read_from_command;  // what the pasted command contributed
 };
 
@@ -127,7 +127,7 @@ std::optional<int> apply_pasted_command(const Args& command_args, PlanOptions& o
   if (hints.gpus > 0) o.target.gpus = hints.gpus;
   o.allow_fp8_kv = o.allow_fp8_kv || hints.allow_fp8_kv;
   o.allow_eager = o.allow_eager || hints.allow_eager;
-  o.performance_mode = hints.performance_mode;
+  o.kept = hints.kept;
   o.read_from_command = hints.taken;
   if (!o.read_from_command.empty() || cmd->flags.gpu_memory_utilization || cmd->flags.max_num_seqs)
     o.read_from_command.push_back("the plan chooses the other settings itself");
@@ -168,7 +168,7 @@ PlanRequest plan_request(const PlanOptions& o, PlanGoal goal, const std::vector<
   request.max_gpus = o.max_gpus;
   request.allow_fp8_kv = o.allow_fp8_kv;
   request.allow_eager = o.allow_eager;
-  request.performance_mode = o.performance_mode;
+  request.kept = o.kept;
   if (o.margin_gib) request.safety_margin_bytes = from_gib(*o.margin_gib);
   request.history = &records;
   return request;

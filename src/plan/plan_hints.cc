@@ -1,8 +1,64 @@
 // What a vLLM command says about the workload a plan should serve (headroom/plan.h plan_hints).
+#include <nlohmann/json.hpp>
+
 #include "headroom/plan.h"
 #include "util/strings.h"
 
 namespace headroom {
+
+KeptFlags KeptFlags::from(const VllmFlags& f) {
+  KeptFlags k;
+  k.performance_mode = f.performance_mode;
+  k.limit_mm_per_prompt = f.limit_mm_per_prompt;
+  k.mm_dummy_sizes = f.mm_dummy_sizes;
+  k.mm_processor_kwargs = f.mm_processor_kwargs;
+  k.mm_encoder_tp_mode = f.mm_encoder_tp_mode;
+  k.language_model_only = f.language_model_only;
+  k.skip_mm_profiling = f.skip_mm_profiling;
+  return k;
+}
+
+bool KeptFlags::empty() const {
+  return !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
+         !language_model_only && !skip_mm_profiling;
+}
+
+void KeptFlags::apply(VllmFlags& f) const {
+  f.performance_mode = performance_mode;
+  f.limit_mm_per_prompt = limit_mm_per_prompt;
+  f.mm_dummy_sizes = mm_dummy_sizes;
+  f.mm_processor_kwargs = mm_processor_kwargs;
+  f.mm_encoder_tp_mode = mm_encoder_tp_mode;
+  f.language_model_only = language_model_only;
+  f.skip_mm_profiling = skip_mm_profiling;
+}
+
+std::vector<std::pair<std::string, std::string>> KeptFlags::values() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (performance_mode && *performance_mode != "balanced") out.emplace_back("performance-mode", *performance_mode);
+  if (!limit_mm_per_prompt.empty()) {
+    // As --limit-mm-per-prompt takes it: a count, or from v0.11 {"count", "width", "height", "num_frames"}.
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [modality, count] : limit_mm_per_prompt) {
+      auto size = mm_dummy_sizes.find(modality);
+      if (size == mm_dummy_sizes.end()) {
+        j[modality] = count;
+        continue;
+      }
+      nlohmann::json item = {{"count", count}};
+      if (size->second.width > 0) item["width"] = size->second.width;
+      if (size->second.height > 0) item["height"] = size->second.height;
+      if (size->second.num_frames > 0) item["num_frames"] = size->second.num_frames;
+      j[modality] = item;
+    }
+    out.emplace_back("limit-mm-per-prompt", j.dump());
+  }
+  if (!mm_processor_kwargs.empty()) out.emplace_back("mm-processor-kwargs", mm_processor_kwargs);
+  if (mm_encoder_tp_mode) out.emplace_back("mm-encoder-tp-mode", *mm_encoder_tp_mode);
+  if (language_model_only) out.emplace_back("language-model-only", "");
+  if (skip_mm_profiling) out.emplace_back("skip-mm-profiling", "");
+  return out;
+}
 
 CommandHints plan_hints(const VllmFlags& f, const PlanRequest& given, bool gpus_given) {
   CommandHints h;
@@ -19,9 +75,10 @@ CommandHints plan_hints(const VllmFlags& f, const PlanRequest& given, bool gpus_
     h.allow_fp8_kv = true;
     h.taken.push_back("an fp8 KV cache allowed (--kv-cache-dtype " + *f.kv_cache_dtype + ")");
   }
-  if (f.performance_mode && !given.performance_mode) {
-    h.performance_mode = f.performance_mode;
-    h.taken.push_back("--performance-mode " + *f.performance_mode + " kept in every configuration");
+  if (given.kept.empty()) {
+    h.kept = KeptFlags::from(f);
+    for (const auto& [name, value] : h.kept.values())
+      h.taken.push_back("--" + name + (value.empty() ? "" : " " + value) + " kept in every configuration");
   }
   if (f.enforce_eager && !given.allow_eager) {
     h.allow_eager = true;

@@ -1,6 +1,9 @@
 #include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "headroom/plan_render.h"
 #include "util/strings.h"
@@ -23,7 +26,7 @@ std::vector<std::pair<std::string, std::string>> rendered_flags(const PlannedCon
   if (f.kv_cache_dtype && *f.kv_cache_dtype != "auto") out.emplace_back("kv-cache-dtype", *f.kv_cache_dtype);
   if (f.quantization) out.emplace_back("quantization", *f.quantization);
   if (f.enforce_eager) out.emplace_back("enforce-eager", "");
-  if (f.performance_mode && *f.performance_mode != "balanced") out.emplace_back("performance-mode", *f.performance_mode);
+  for (auto& kept : KeptFlags::from(f).values()) out.push_back(std::move(kept));
   if (c.prediction.gpus_used > gpus.count) out.emplace_back("distributed-executor-backend", "ray");
   return out;
 }
@@ -38,13 +41,33 @@ bool is_number(const std::string& v) {
   return !v.empty() && v.find_first_not_of("0123456789.") == std::string::npos;
 }
 
+bool is_json(const std::string& v) { return !v.empty() && (v.front() == '{' || v.front() == '['); }
+
+// A JSON value (the limits per prompt, processor kwargs) as the Python literal vllm.LLM takes.
+std::string python_literal(const nlohmann::json& j) {
+  if (j.is_object()) {
+    std::string out = "{";
+    for (auto it = j.begin(); it != j.end(); ++it)
+      out += (it == j.begin() ? "" : ", ") + nlohmann::json(it.key()).dump() + ": " + python_literal(it.value());
+    return out + "}";
+  }
+  if (j.is_array()) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + python_literal(j[i]);
+    return out + "]";
+  }
+  if (j.is_boolean()) return j.get<bool>() ? "True" : "False";
+  if (j.is_null()) return "None";
+  return j.dump();
+}
+
 }  // namespace
 
 std::string render_vllm_serve(const std::string& model_id, const PlannedConfig& c, const GpuSetup& gpus, CommandStyle style) {
   std::string out = "vllm serve " + model_id;
   for (const auto& [name, value] : rendered_flags(c, gpus)) {
     out += style == CommandStyle::multi_line ? " \\\n  " : " ";
-    out += "--" + name + (value.empty() ? "" : " " + value);
+    out += "--" + name + (value.empty() ? "" : " " + (is_json(value) ? "'" + value + "'" : value));
   }
   return out + "\n";
 }
@@ -61,6 +84,8 @@ std::string render_python(const std::string& model_id, const PlannedConfig& c, c
     offline.flags.max_num_batched_tokens = resolved.max_num_batched_tokens;
   for (const auto& [name, value] : rendered_flags(offline, gpus)) {
     std::string v = value.empty() ? "True" : is_number(value) ? value : "\"" + value + "\"";
+    if (is_json(value))
+      if (auto j = nlohmann::json::parse(value, nullptr, false); !j.is_discarded()) v = python_literal(j);
     out += "    " + snake(name) + "=" + v + ",\n";
   }
   return out + ")\n";
@@ -69,7 +94,8 @@ std::string render_python(const std::string& model_id, const PlannedConfig& c, c
 std::string render_yaml(const std::string& model_id, const PlannedConfig& c, const GpuSetup& gpus) {
   std::string out = "# vllm serve " + model_id + " --config vllm-plan.yaml\n";
   for (const auto& [name, value] : rendered_flags(c, gpus))
-    out += name + ": " + (value.empty() ? "true" : is_number(value) ? value : "\"" + value + "\"") + "\n";
+    out += name + ": " + (value.empty() ? "true" : is_number(value) ? value : is_json(value) ? "'" + value + "'" : "\"" + value + "\"") +
+           "\n";
   return out;
 }
 

@@ -331,7 +331,7 @@ Result<Plan> search(const ModelSpec& model, const GpuSetup& gpus, const PlanRequ
   SearchState s{model, gpus, request, version, margin, std::min(available, request.max_gpus.value_or(available)),
                 engine::derived_max_model_len(model), quantization, Searcher(model, gpus, version, margin, quantization, std::move(cache)), depth, {}};
   s.searcher.set_history(request.history);
-  s.searcher.set_performance_mode(request.performance_mode);
+  s.searcher.set_kept(request.kept);
   Plan plan;
   plan.model_id = model.id;
   plan.gpus = gpus;

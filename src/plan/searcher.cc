@@ -39,6 +39,7 @@ Searcher::Searcher(const ModelSpec& model, const GpuSetup& gpus, const VllmVersi
 
 VllmFlags Searcher::flags_for(Layout layout, const Variant& v, std::int64_t max_model_len, int util_percent) const {
   VllmFlags f;
+  m_kept.apply(f);
   f.tensor_parallel_size = layout.tp;
   f.pipeline_parallel_size = layout.pp;
   f.max_model_len = max_model_len;
@@ -46,7 +47,6 @@ VllmFlags Searcher::flags_for(Layout layout, const Variant& v, std::int64_t max_
   f.kv_cache_dtype = v.kv_cache_dtype;
   f.max_num_seqs = v.max_num_seqs;
   f.enforce_eager = v.enforce_eager;
-  f.performance_mode = m_performance_mode;
   if (m_quantization) f.quantization = m_quantization;
   return f;
 }

@@ -80,8 +80,8 @@ class Searcher {
 
   // Consult recorded runs in every prediction (null: none).
   void set_history(const std::vector<RunRecord>* history) { m_history = history; }
-  // --performance-mode every candidate runs with (a pasted command's).
-  void set_performance_mode(std::optional<std::string> mode) { m_performance_mode = std::move(mode); }
+  // Flags every candidate runs with as given (a pasted command's: PlanRequest::kept).
+  void set_kept(KeptFlags kept) { m_kept = std::move(kept); }
   const std::vector<RunRecord>* history() const { return m_history; }
 
   const GpuSetup& margin_setup() const { return m_margin_setup; }
@@ -95,7 +95,7 @@ class Searcher {
   VllmVersion m_version;
   Bytes m_margin;
   std::optional<std::string> m_quantization;
-  std::optional<std::string> m_performance_mode;
+  KeptFlags m_kept;
   std::shared_ptr<WeightsCache> m_cache;
   const std::vector<RunRecord>* m_history = nullptr;
   int m_predictions = 0;

@@ -267,7 +267,7 @@ Result<ParsedRequest<PlanApiRequest>> parse_plan_request(std::string_view body) 
     if (hints.gpus > 0) p.target.gpus = hints.gpus;
     p.allow_fp8_kv = p.allow_fp8_kv || hints.allow_fp8_kv;
     p.allow_eager = p.allow_eager || hints.allow_eager;
-    p.performance_mode = hints.performance_mode;
+    p.kept = hints.kept;
     p.from_command = hints.taken;
   }
   if (p.model.empty())

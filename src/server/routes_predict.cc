@@ -99,7 +99,7 @@ std::optional<ApiResponse> prepare_plan(ApiContext& ctx, std::string_view body, 
   request.max_gpus = req.max_gpus;
   request.allow_fp8_kv = req.allow_fp8_kv;
   request.allow_eager = req.allow_eager;
-  request.performance_mode = req.performance_mode;
+  request.kept = req.kept;
   if (req.margin_gib) request.safety_margin_bytes = from_gib(*req.margin_gib);
   request.history = out.history.records.get();
   out.from_command = req.from_command;

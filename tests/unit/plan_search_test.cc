@@ -5,6 +5,7 @@
 
 #include "headroom/plan.h"
 #include "headroom/plan_render.h"
+#include "headroom/vllm_config.h"
 #include "plan/compact_weights.h"
 
 namespace headroom {
@@ -46,7 +47,7 @@ TEST(MakePlan, ClassicDesktopCaseStartsAtTheHighestUtilizationTheStartupCheckAll
 TEST(MakePlan, KeepsThePerformanceModeOfTheCommand) {
   auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
   PlanRequest request = context(4096);
-  request.performance_mode = "throughput";
+  request.kept.performance_mode = "throughput";
   auto plan = make_plan(model, setup("RTX 4080", 1, 0.5), request, v("0.20.0"));
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_TRUE(plan->recommended);
@@ -58,7 +59,35 @@ TEST(MakePlan, KeepsThePerformanceModeOfTheCommand) {
   VllmFlags pasted;
   pasted.performance_mode = "interactivity";
   const CommandHints hints = plan_hints(pasted, PlanRequest{}, false);
-  EXPECT_EQ(hints.performance_mode.value_or(""), "interactivity");
+  EXPECT_EQ(hints.kept.performance_mode.value_or(""), "interactivity");
+}
+
+// A pasted command that runs a vision-language model text-only (--limit-mm-per-prompt with image
+// and video at 0): every configuration keeps it, so no tower is loaded (v0.10.1+) and no encoder
+// pass runs, and each rendering carries the flag as vLLM takes it (a JSON string for the shell and
+// YAML, a dict for LLM(...)).
+TEST(MakePlan, KeepsATextOnlyRunTextOnly) {
+  auto model = load_model("Qwen/Qwen2.5-VL-7B-Instruct").value();
+  auto cmd = parse_vllm_command({"--limit-mm-per-prompt", R"({"image": 0, "video": 0})"});
+  ASSERT_TRUE(cmd);
+  const CommandHints hints = plan_hints(cmd->flags, PlanRequest{}, false);
+  ASSERT_FALSE(hints.kept.empty());
+  PlanRequest request = context(32768);
+  request.kept = hints.kept;
+  auto text_only = make_plan(model, setup("RTX 4090"), request, v("0.19.0"));
+  auto with_images = make_plan(model, setup("RTX 4090"), context(32768), v("0.19.0"));
+  ASSERT_TRUE(text_only && with_images);
+  ASSERT_TRUE(text_only->recommended && with_images->recommended);
+  const auto& rec = *text_only->recommended;
+  EXPECT_LT(rec.prediction.memory.weights, with_images->recommended->prediction.memory.weights);
+  EXPECT_EQ(rec.prediction.memory.encoder_profile, 0);
+  EXPECT_NE(render_vllm_serve(model.id, rec, text_only->gpus, CommandStyle::one_line).find(
+                R"(--limit-mm-per-prompt '{"image":0,"video":0}')"),
+            std::string::npos);
+  EXPECT_NE(render_python(model.id, rec, text_only->gpus).find(R"(limit_mm_per_prompt={"image": 0, "video": 0},)"),
+            std::string::npos);
+  EXPECT_NE(render_yaml(model.id, rec, text_only->gpus).find(R"(limit-mm-per-prompt: '{"image":0,"video":0}')"),
+            std::string::npos);
 }
 
 TEST(MakePlan, ExplainsWhatTheUsualAdviceOfPointEightyDoes) {
