@@ -135,6 +135,16 @@ Bytes online_fp8_load_peak(const ModelSpec& model, const WeightPlan& plan, const
 
 }  // namespace
 
+// Where the multimodal towers' share of the weights comes from: the checkpoint's headers, or the
+// towers laid out from the config by vLLM's module shapes for the family (synthesize_weights).
+static std::string tower_note(const ModelSpec& model, const StageWeights& first) {
+  std::string source = model.weights ? "exact from the checkpoint's safetensors headers"
+                                     : "laid out from the model's config (its vision" + std::string(model.audio ? " and audio" : "") +
+                                           " settings, in vLLM's module shapes for " + model.architecture + ")";
+  return "the weights include " + util::fixed(to_gib(first.tower_bytes), 2) +
+         " GiB of multimodal encoders and projectors on the first GPU, " + source;
+}
+
 LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags,
                            const ResolvedConfig& config, const Budget& budget, const PredictOptions& options) {
   const ResolvedSettings& s = config.settings;
@@ -163,6 +173,7 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
     w.notes.push_back("the weights derived from the config leave out Phi-4-multimodal's speech encoder (a " +
                       std::to_string(model.audio->layers) + "-block Conformer): the checkpoint's safetensors headers "
                       "(a local folder or the Hub) count it exactly");
+  if (!stages.empty() && stages.front().tower_bytes > 0 && !measured) w.notes.push_back(tower_note(model, stages.front()));
   for (std::size_t st = 0; st < stages.size() && static_cast<int>(st) < s.pipeline_parallel_size; ++st) {
     RankWeights r;
     r.layout = stages[st];

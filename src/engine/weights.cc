@@ -349,6 +349,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   bool has_lm_head = false;
   std::vector<double> stage_bytes(static_cast<std::size_t>(pp), 0.0);
   std::vector<double> stage_layer_bytes(static_cast<std::size_t>(pp), 0.0);
+  std::vector<double> stage_tower_bytes(static_cast<std::size_t>(pp), 0.0);
   double embedding_rank_bytes = 0;
 
   const bool phi4mm = model.architecture == "Phi4MMForCausalLM";
@@ -424,6 +425,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     }
     stage_bytes[static_cast<std::size_t>(stage)] += per_rank;
     if (layer) stage_layer_bytes[static_cast<std::size_t>(stage)] += per_rank;
+    if (is_vision(name) || name.starts_with("mlp1.")) stage_tower_bytes[static_cast<std::size_t>(stage)] += per_rank;
   }
   // Tied embeddings with PP > 1: the last stage loads its own LM head from the embedding.
   if (!has_lm_head && pp > 1) stage_bytes[static_cast<std::size_t>(pp - 1)] += embedding_rank_bytes;
@@ -433,6 +435,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     stages[static_cast<std::size_t>(s)].rope_cache = rope;
     stages[static_cast<std::size_t>(s)].bytes = static_cast<Bytes>(std::llround(stage_bytes[static_cast<std::size_t>(s)])) + rope;
     stages[static_cast<std::size_t>(s)].layer_bytes = static_cast<Bytes>(std::llround(stage_layer_bytes[static_cast<std::size_t>(s)]));
+    stages[static_cast<std::size_t>(s)].tower_bytes = static_cast<Bytes>(std::llround(stage_tower_bytes[static_cast<std::size_t>(s)]));
   }
   return stages;
 }

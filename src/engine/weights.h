@@ -35,6 +35,7 @@ struct StageWeights {
   Bytes rope_cache = 0;   // part of bytes
   Bytes load_buffers = 0; // part of bytes: load_buffers() below, on the first stage (set by predict())
   Bytes layer_bytes = 0;  // part of bytes: the decoder layers' parameters on one rank (what --cpu-offload-gb moves)
+  Bytes tower_bytes = 0;  // part of bytes: the multimodal towers and projectors on one rank
   int first_layer = 0;    // [first_layer, end_layer)
   int end_layer = 0;
 };

@@ -2,6 +2,8 @@
 // totals vLLM logged ("Model loading took X GiB") for the multimodal models of the calibration logs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/encoder_profile.h"
 #include "engine/weights.h"
 #include "headroom/model.h"
@@ -275,6 +277,14 @@ TEST(VisionWeights, MinerU25IsQwen2VlWithItsTowerCounted) {
     const WeightsInventory inv = synthesize_weights(*m);
     EXPECT_EQ(params_with_prefix(inv, "visual."), 661993856);
     EXPECT_EQ(params_with_prefix(inv, ""), 1156026624);
+    // The prediction says how much of the weights the tower is and where that comes from:
+    // 661,993,856 bf16 parameters = 1.23 GiB.
+    const Prediction p = test_support::run(*m, test_support::gpus("RTX 4090"), VllmFlags{});
+    EXPECT_NE(std::find(p.notes.begin(), p.notes.end(),
+                        "the weights include 1.23 GiB of multimodal encoders and projectors on the first GPU, laid out "
+                        "from the model's config (its vision settings, in vLLM's module shapes for "
+                        "Qwen2VLForConditionalGeneration)"),
+              p.notes.end());
   }
 }
 
