@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import shlex
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -81,6 +82,26 @@ def _engine_flags(engine_args: Mapping[str, Any], function: str) -> Dict[str, An
             continue
         flags[name] = _json_value(name, value)
     return flags
+
+
+_PLAN_KEPT_ARGS = ("performance_mode", "limit_mm_per_prompt", "mm_processor_kwargs", "mm_encoder_tp_mode",
+                   "language_model_only", "skip_mm_profiling")
+
+
+def _kept_command(model: str, engine_args: Mapping[str, Any]) -> str:
+    """``vllm serve MODEL --flag value ...`` of the engine arguments a plan keeps, quoted for the
+    command parser (JSON for dicts, a bare switch for True)."""
+    words = ["vllm", "serve", model]
+    for name, value in _engine_flags(engine_args, "plan").items():
+        if name not in _PLAN_KEPT_ARGS:
+            raise TypeError(f"plan() got an unexpected keyword argument '{name}' (the plan chooses it, or it is not one "
+                            f"plan keeps: {', '.join(_PLAN_KEPT_ARGS)})")
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        elif value is not False:
+            words += [flag, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def _model_ref(model: Any) -> str:
@@ -204,12 +225,18 @@ def plan(model: Any, gpu: Optional[str] = None, gpus: Optional[int] = None, *, c
          allow_eager: bool = False, margin_gib: Optional[float] = None, gpu_memory_gib: Optional[float] = None,
          used_gib: Optional[float] = None, free_gib: Optional[float] = None, vllm_version: Optional[str] = None,
          revision: Optional[str] = None, offline: Optional[bool] = None, hub_timeout: Optional[float] = None,
-         hub_connect_timeout: Optional[float] = None, db: Optional[PathLike] = None, use_history: bool = True) -> Plan:
+         hub_connect_timeout: Optional[float] = None, db: Optional[PathLike] = None, use_history: bool = True,
+         **kept_engine_args: Any) -> Plan:
     """Searches the vLLM configurations that fit ``model`` on the GPUs for ``context`` tokens and
     ``concurrency`` requests, as ``headroom plan``: returns a Plan whose to_dict() equals
-    ``headroom plan ... --format json``. goal: "throughput", "latency" or "context"."""
+    ``headroom plan ... --format json``. goal: "throughput", "latency" or "context".
+    ``kept_engine_args``: the engine arguments every configuration keeps as given, as
+    ``plan -- vllm serve MODEL --flag ...`` keeps them (performance_mode, limit_mm_per_prompt,
+    mm_processor_kwargs, mm_encoder_tp_mode, language_model_only, skip_mm_profiling)."""
     request: Dict[str, Any] = {"model": _model_ref(model), "concurrency": concurrency, "goal": goal,
                                "allow_fp8_kv": allow_fp8_kv, "allow_eager": allow_eager}
+    if kept_engine_args:
+        request["command"] = _kept_command(request["model"], kept_engine_args)
     for key, value in (("context", context), ("max_gpus", max_gpus), ("gpus_per_node", gpus_per_node)):
         if value is not None:
             request[key] = value

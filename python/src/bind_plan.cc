@@ -46,6 +46,7 @@ PlanOutput run_plan(const std::string& request, const HubArgs& hub, const std::s
   plan_request.max_gpus = req.max_gpus;
   plan_request.allow_fp8_kv = req.allow_fp8_kv;
   plan_request.allow_eager = req.allow_eager;
+  plan_request.kept = req.kept;
   if (req.margin_gib) plan_request.safety_margin_bytes = from_gib(*req.margin_gib);
   plan_request.history = &records;
   Plan plan = take(make_plan(model, gpus, plan_request, version), Step::predict);

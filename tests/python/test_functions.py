@@ -1,11 +1,12 @@
 """plan, diagnose, gpus, models, record and history: each equal to the CLI's --format json."""
+import json
 import os
 import shutil
 
 import pytest
 
 import headroom
-from conftest import LOGS, cli_error, cli_json
+from conftest import LOGS, cli_error, cli_json, run_cli
 
 
 def test_plan_equals_the_cli():
@@ -24,6 +25,24 @@ def test_plan_with_options_equals_the_cli():
     cli = cli_json("plan", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--gpus", "4", "--context", "32768",
                    "--concurrency", "8", "--goal", "latency", "--allow-fp8-kv")
     assert p.to_dict() == cli
+
+
+def test_plan_keeps_the_engine_args_it_does_not_choose():
+    # A text-only Qwen2.5-VL: every configuration keeps the limits, as `plan -- vllm serve MODEL
+    # --limit-mm-per-prompt ...` does; the plan's own choices stay errors to pass.
+    args = dict(gpu="RTX 4090", context=32768, vllm_version="0.19.0")
+    p = headroom.plan("Qwen/Qwen2.5-VL-7B-Instruct", **args, limit_mm_per_prompt={"image": 0, "video": 0})
+    rc, out, err = run_cli("plan", "--gpu", "RTX 4090", "--context", "32768", "--vllm-version", "0.19.0", "--format", "json",
+                           "--", "vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct", "--limit-mm-per-prompt",
+                           '{"image": 0, "video": 0}')
+    assert rc == 0, err
+    cli = json.loads(out)
+    assert p.to_dict() == cli
+    assert "limit_mm_per_prompt={\"image\": 0, \"video\": 0}" in p.recommended.renderings["python"]
+    full = headroom.plan("Qwen/Qwen2.5-VL-7B-Instruct", **args)
+    assert p.recommended.prediction.to_dict()["memory"]["weights_gib"] < full.recommended.prediction.to_dict()["memory"]["weights_gib"]
+    with pytest.raises(TypeError, match="max_num_seqs"):
+        headroom.plan("Qwen/Qwen2.5-VL-7B-Instruct", **args, max_num_seqs=8)
 
 
 def test_plan_where_nothing_fits():
