@@ -402,11 +402,16 @@ class Search {
   }
 
   // Qwen2-VL and Qwen2.5-VL take max_pixels from --mm-processor-kwargs (qwen2_vl.py's processor;
-  // vLLM's examples pass it), which bounds the largest image and so the profiled one: the most
-  // tokens per image (each (patch x merge)^2 pixels) down to 256 that starts.
+  // vLLM's examples pass it), Qwen3-VL and Qwen3.5 the size their Qwen2VLImageProcessorFast reads
+  // from preprocessor_config.json ({"longest_edge", "shortest_edge"}, both given). Either bounds
+  // the largest image and so the profiled one: the most tokens per image (each (patch x merge)^2
+  // pixels) down to 256 that starts.
   bool smaller_images() {
     const std::string& a = m_model.architecture;
-    if (a != "Qwen2VLForConditionalGeneration" && a != "Qwen2_5_VLForConditionalGeneration") return false;
+    const bool qwen2 = a == "Qwen2VLForConditionalGeneration" || a == "Qwen2_5_VLForConditionalGeneration";
+    const bool qwen3 = a == "Qwen3VLForConditionalGeneration" || a == "Qwen3VLMoeForConditionalGeneration" ||
+                       a == "Qwen3_5ForConditionalGeneration" || a == "Qwen3_5MoeForConditionalGeneration";
+    if (!qwen2 && !qwen3) return false;
     const auto item = engine::largest_mm_item(m_model, m_flags, now(), m_failed.version);
     constexpr std::int64_t k_fewest_tokens = 256;
     if (!item || item->modality != "image" || item->tokens <= k_fewest_tokens) return false;
@@ -415,7 +420,12 @@ class Search {
       VllmFlags f = m_flags;
       auto kwargs = util::parse_json(f.mm_processor_kwargs.empty() ? "{}" : f.mm_processor_kwargs, "--mm-processor-kwargs");
       nlohmann::json j = kwargs && kwargs->is_object() ? *kwargs : nlohmann::json::object();
-      j["max_pixels"] = tokens * side * side;
+      if (qwen2) {
+        j["max_pixels"] = tokens * side * side;
+      } else {
+        const std::int64_t shortest = m_model.vision->min_pixels > 0 ? m_model.vision->min_pixels : 65536;
+        j["size"] = {{"longest_edge", tokens * side * side}, {"shortest_edge", shortest}};
+      }
       f.mm_processor_kwargs = j.dump();
       return f;
     };

@@ -212,14 +212,37 @@ TEST(CheckChanges, MultimodalRunsOfferSmallerImagesAndTextOnly) {
     EXPECT_NE(first_flag(c), "--limit-mm-per-prompt");
 }
 
-// --skip-mm-profiling (#22950, v0.10.2) where the processor takes no max_pixels headroom offers
-// (Qwen3-VL's images are bounded by size.longest_edge): the KV cache gets the pass's memory. Not
-// offered before v0.10.2, which has no such flag.
-TEST(CheckChanges, OtherTowersOfferSkippingTheProfilePass) {
+// Qwen3-VL bounds its images by the size its Qwen2VLImageProcessorFast reads (preprocessor_config.json
+// {"longest_edge": 16777216, "shortest_edge": 65536}): the change passes both, the longest edge a
+// whole number of 64 tokens of (patch 16 x merge 2)^2 = 1,024 pixels.
+TEST(CheckChanges, Qwen3VlImagesAreBoundedBySize) {
   auto m = model("Qwen/Qwen3-VL-8B-Instruct");
   auto g = gpus("RTX 4090");
   VllmFlags f;
-  f.max_model_len = 22000;
+  f.max_model_len = 26000;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "kv_cache_insufficient");
+  const auto changes = suggest_changes(m, g, f, failed, predictor(m), 8);
+  const FlagChange* images = nullptr;
+  for (const auto& c : changes)
+    if (first_flag(c) == "--mm-processor-kwargs") images = &c;
+  ASSERT_TRUE(images);
+  EXPECT_TRUE(images->prediction.starts);
+  auto kwargs = nlohmann::json::parse(images->set[0].second);
+  EXPECT_EQ(kwargs.at("size").at("shortest_edge").get<std::int64_t>(), 65536);
+  const std::int64_t longest = kwargs.at("size").at("longest_edge").get<std::int64_t>();
+  EXPECT_EQ(longest % (1024 * 64), 0);
+  EXPECT_LT(longest, 16777216);
+}
+
+// --skip-mm-profiling (#22950, v0.10.2) where headroom offers no smaller images (dots.ocr): the KV
+// cache gets the pass's memory. Not offered before v0.10.2, which has no such flag.
+TEST(CheckChanges, OtherTowersOfferSkippingTheProfilePass) {
+  auto m = model("rednote-hilab/dots.ocr");
+  auto g = gpus("RTX 4060 Ti");
+  VllmFlags f;
+  f.max_model_len = 32768;
+  f.gpu_memory_utilization = 0.5;
   Prediction failed = run(m, g, f);
   ASSERT_EQ(failed.failure->error_class, "kv_cache_insufficient");
   ASSERT_GT(failed.memory.encoder_profile, 0);
@@ -239,7 +262,8 @@ TEST(CheckChanges, OtherTowersOfferSkippingTheProfilePass) {
               static_cast<double>(failed.memory.encoder_profile), 0.02 * static_cast<double>(failed.memory.encoder_profile));
   const VllmVersion v0101{0, 10, 1};
   Prediction older = run(m, g, f, v0101);
-  if (!older.starts) EXPECT_FALSE(offered(suggest_changes(m, g, f, older, predictor(m, v0101), 8)));
+  ASSERT_FALSE(older.starts);
+  EXPECT_FALSE(offered(suggest_changes(m, g, f, older, predictor(m, v0101), 8)));
 }
 
 TEST(CheckChanges, NothingToChangeWhenItStarts) {
