@@ -65,9 +65,14 @@ export function verdict(doc, id = "verdict") {
     ${f ? `<p class="message" id="${id}-message">${esc(f.message)}</p><p><small>phase: ${esc(f.phase)}</small></p>` : ""}`;
 }
 
-// Single flag changes that the same prediction says start (a failing check only).
+// Single flag changes that the same prediction says start (a failing check only). A JSON value
+// (--limit-mm-per-prompt, --mm-processor-kwargs) is single-quoted, as a shell takes it back.
+function shellWord(value) {
+  return /^[A-Za-z0-9._\-\/:,+=]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+}
+
 function changeText(c) {
-  const set = Object.entries(c.set).map(([flag, value]) => (value === "" ? flag : `${flag} ${value}`));
+  const set = Object.entries(c.set).map(([flag, value]) => (value === "" ? flag : `${flag} ${shellWord(value)}`));
   const dropped = (c.remove || []).map((flag) => `drop ${flag}`);
   return [...set, ...dropped].join(" ");
 }
