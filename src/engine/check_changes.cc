@@ -73,7 +73,7 @@ class Search {
       utilization_down();
     } else if (c == "mm_item_exceeds_batched_tokens") {
       batched_tokens_for_one_item();
-      no_video();
+      no_video("no video input: the largest item is then one image, which fits the batch");
     } else if (c == "mamba_cache_blocks_insufficient") {
       fewer_seqs();
       utilization_up();
@@ -393,11 +393,15 @@ class Search {
   }
 
   // A multimodal model whose encoder pass on vLLM's dummy batch is part of the activation peak:
-  // smaller images where the processor takes max_pixels, else the pass skipped; and vLLM's
-  // text-only mode.
+  // no video where vLLM profiles a video, smaller images where the processor takes their bound,
+  // else the pass skipped; and vLLM's text-only mode.
   void multimodal_levers() {
     if (!m_model.vision || m_failed.memory.encoder_profile <= 0) return;
-    if (!smaller_images()) skip_mm_profiling();
+    const auto item = engine::largest_mm_item(m_model, m_flags, now(), m_failed.version);
+    const bool video = item && item->modality == "video" &&
+                       no_video("no video input: vLLM then profiles its largest image, a smaller encoder pass than its "
+                                "dummy video's");
+    if (!video && !smaller_images()) skip_mm_profiling();
     text_only();
   }
 
@@ -477,13 +481,13 @@ class Search {
            std::move(*p));
   }
 
-  void no_video() {
+  bool no_video(const std::string& why) {
     VllmFlags f = m_flags;
     f.limit_mm_per_prompt["video"] = 0;
-    if (auto p = starts(f))
-      keep({{{"--limit-mm-per-prompt", "{\"video\": 0}"}}, {}, 0,
-            "no video input: the largest item is then one image, which fits the batch", {}},
-           std::move(*p));
+    auto p = starts(f);
+    if (!p) return false;
+    keep({{{"--limit-mm-per-prompt", "{\"video\": 0}"}}, {}, 0, why, {}}, std::move(*p));
+    return true;
   }
 
   void block_size_16() {

@@ -235,6 +235,27 @@ TEST(CheckChanges, Qwen3VlImagesAreBoundedBySize) {
   EXPECT_LT(longest, 16777216);
 }
 
+// Before v0.13 vLLM profiles Qwen3-VL with its dummy video (qwen3_vl_video.h): with video limited
+// to 0 it profiles the largest image instead, a smaller pass, and that change starts the run.
+TEST(CheckChanges, AProfiledVideoOffersNoVideo) {
+  auto m = model("Qwen/Qwen3-VL-8B-Instruct");
+  auto g = gpus("RTX 4090");
+  VllmFlags f;
+  f.max_model_len = 8192;
+  const VllmVersion v012{0, 12};
+  Prediction failed = run(m, g, f, v012);
+  ASSERT_FALSE(failed.starts);
+  ASSERT_GT(failed.memory.encoder_profile, 0);
+  const auto changes = suggest_changes(m, g, f, failed, predictor(m, v012), 8);
+  const FlagChange* no_video = nullptr;
+  for (const auto& c : changes)
+    if (first_flag(c) == "--limit-mm-per-prompt" && nlohmann::json::parse(c.set[0].second) == nlohmann::json({{"video", 0}}))
+      no_video = &c;
+  ASSERT_TRUE(no_video);
+  EXPECT_TRUE(no_video->prediction.starts);
+  EXPECT_LT(no_video->prediction.memory.activation_peak, failed.memory.activation_peak);
+}
+
 // --skip-mm-profiling (#22950, v0.10.2) where headroom offers no smaller images (dots.ocr): the KV
 // cache gets the pass's memory. Not offered before v0.10.2, which has no such flag.
 TEST(CheckChanges, OtherTowersOfferSkippingTheProfilePass) {
