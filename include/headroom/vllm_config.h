@@ -119,6 +119,10 @@ Result<std::vector<std::string>> config_file_args(std::string_view yaml_text, co
 // that does not change the prediction; errors for a malformed value.
 Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value);
 
+// --limit-mm-per-prompt's value for the flags' limits, as vLLM takes it back: a count per modality,
+// or from v0.11 {"count", "width", "height", "num_frames"} where a dummy size is given; "{}" for none.
+std::string limit_mm_per_prompt_json(const VllmFlags& flags);
+
 // Parses vLLM's human-readable byte sizes (--kv-cache-memory-bytes): "8G" = 8·1024³, "8g" = 8·10⁹.
 Result<Bytes> parse_human_bytes(const std::string& text);
 

@@ -468,15 +468,14 @@ class Search {
   void text_only() {
     if (engine::text_only_mode(m_model, m_flags)) return;
     VllmFlags f = m_flags;
-    nlohmann::json limits = nlohmann::json::object();
     for (const char* modality : {"image", "audio", "video"}) {
       if (engine::text_only_mode(m_model, f)) break;
       if (std::string(modality) == "audio" && !m_model.audio) continue;
       f.limit_mm_per_prompt[modality] = 0;
-      limits[modality] = 0;
+      f.mm_dummy_sizes.erase(modality);
     }
     if (auto p = starts(f))
-      keep({{{"--limit-mm-per-prompt", limits.dump()}}, {}, 0,
+      keep({{{"--limit-mm-per-prompt", limit_mm_per_prompt_json(f)}}, {}, 0,
             "text only: no image, video or audio input, and no encoder pass (nor, from v0.10.1, its weights)", {}},
            std::move(*p));
   }
@@ -484,9 +483,11 @@ class Search {
   bool no_video(const std::string& why) {
     VllmFlags f = m_flags;
     f.limit_mm_per_prompt["video"] = 0;
+    f.mm_dummy_sizes.erase("video");
     auto p = starts(f);
     if (!p) return false;
-    keep({{{"--limit-mm-per-prompt", "{\"video\": 0}"}}, {}, 0, why, {}}, std::move(*p));
+    // The whole dict: vLLM takes --limit-mm-per-prompt as one value, so the user's other limits stay in it.
+    keep({{{"--limit-mm-per-prompt", limit_mm_per_prompt_json(f)}}, {}, 0, why, {}}, std::move(*p));
     return true;
   }
 

@@ -718,4 +718,21 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
   return std::move(p.cmd);
 }
 
+std::string limit_mm_per_prompt_json(const VllmFlags& flags) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [modality, count] : flags.limit_mm_per_prompt) {
+    auto size = flags.mm_dummy_sizes.find(modality);
+    if (size == flags.mm_dummy_sizes.end()) {
+      j[modality] = count;
+      continue;
+    }
+    nlohmann::json item = {{"count", count}};
+    if (size->second.width > 0) item["width"] = size->second.width;
+    if (size->second.height > 0) item["height"] = size->second.height;
+    if (size->second.num_frames > 0) item["num_frames"] = size->second.num_frames;
+    j[modality] = item;
+  }
+  return j.dump();
+}
+
 }  // namespace headroom

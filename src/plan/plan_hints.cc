@@ -37,21 +37,10 @@ std::vector<std::pair<std::string, std::string>> KeptFlags::values() const {
   std::vector<std::pair<std::string, std::string>> out;
   if (performance_mode && *performance_mode != "balanced") out.emplace_back("performance-mode", *performance_mode);
   if (!limit_mm_per_prompt.empty()) {
-    // As --limit-mm-per-prompt takes it: a count, or from v0.11 {"count", "width", "height", "num_frames"}.
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [modality, count] : limit_mm_per_prompt) {
-      auto size = mm_dummy_sizes.find(modality);
-      if (size == mm_dummy_sizes.end()) {
-        j[modality] = count;
-        continue;
-      }
-      nlohmann::json item = {{"count", count}};
-      if (size->second.width > 0) item["width"] = size->second.width;
-      if (size->second.height > 0) item["height"] = size->second.height;
-      if (size->second.num_frames > 0) item["num_frames"] = size->second.num_frames;
-      j[modality] = item;
-    }
-    out.emplace_back("limit-mm-per-prompt", j.dump());
+    VllmFlags f;
+    f.limit_mm_per_prompt = limit_mm_per_prompt;
+    f.mm_dummy_sizes = mm_dummy_sizes;
+    out.emplace_back("limit-mm-per-prompt", limit_mm_per_prompt_json(f));
   }
   if (!mm_processor_kwargs.empty()) out.emplace_back("mm-processor-kwargs", mm_processor_kwargs);
   if (mm_encoder_tp_mode) out.emplace_back("mm-encoder-tp-mode", *mm_encoder_tp_mode);

@@ -254,6 +254,14 @@ TEST(CheckChanges, AProfiledVideoOffersNoVideo) {
   ASSERT_TRUE(no_video);
   EXPECT_TRUE(no_video->prediction.starts);
   EXPECT_LT(no_video->prediction.memory.activation_peak, failed.memory.activation_peak);
+  // vLLM takes --limit-mm-per-prompt as one value: a limit the user gave stays in the change.
+  f.limit_mm_per_prompt["image"] = 2;
+  Prediction two_images = run(m, g, f, v012);
+  ASSERT_FALSE(two_images.starts);
+  bool kept = false;
+  for (const auto& c : suggest_changes(m, g, f, two_images, predictor(m, v012), 8))
+    if (first_flag(c) == "--limit-mm-per-prompt" && c.set[0].second == R"({"image":2,"video":0})") kept = true;
+  EXPECT_TRUE(kept);
 }
 
 // --skip-mm-profiling (#22950, v0.10.2) where headroom offers no smaller images (dots.ocr): the KV
