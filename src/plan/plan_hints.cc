@@ -1,6 +1,4 @@
 // What a vLLM command says about the workload a plan should serve (headroom/plan.h plan_hints).
-#include <nlohmann/json.hpp>
-
 #include "headroom/plan.h"
 #include "util/strings.h"
 
