@@ -31,7 +31,9 @@ MODEL: a folder with config.json, a config.json path, or a Hugging Face id, read
 Hugging Face cache, headroom's Hub cache or the Hub itself, else the built-in catalogue.
 After --, a vllm serve command (or a pasted LLM(...) call) gives the model and starts the search
 from its flags: --max-model-len as --context, TP x PP x DP as --gpus, an fp8 --kv-cache-dtype as
---allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win.
+--allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win. --performance-mode
+and the multimodal flags (--limit-mm-per-prompt, --mm-processor-kwargs, --mm-encoder-tp-mode,
+--language-model-only, --skip-mm-profiling) are kept as given in every configuration.
 
 GPUs:
   --gpu NAME            GPU model from the catalogue (default: the live GPUs of this host); a
