@@ -9,6 +9,7 @@
 #include "engine/glm4v_vision.h"
 #include "engine/minicpmv_slices.h"
 #include "engine/ovis25_vision.h"
+#include "engine/qwen2_vl_video.h"
 #include "engine/qwen3_vl_video.h"
 #include "engine/qwen_resize.h"
 #include "engine/tiled_encoder_items.h"
@@ -251,18 +252,21 @@ std::int64_t cached_rows_per_item(const EncoderProfile& p, const VllmVersion& ve
   return padded > embeds ? padded + embeds : embeds;
 }
 
-// The largest input vLLM profiles a Qwen-VL model with: its largest image, or before v0.13
-// Qwen3-VL's video when video is allowed, which then counts more tokens.
+// The largest input vLLM profiles a Qwen-VL model with: its largest image, or its video when video
+// is allowed and counts more tokens (Qwen2-VL / Qwen2.5-VL from v0.11 once max_model_len holds two
+// images, qwen2_vl_video.h; Qwen3-VL before v0.13, qwen3_vl_video.h); the video when images are off.
 EncoderItem qwen_profiled_item(const ModelSpec& m, const VllmFlags& flags, const ResolvedSettings& s, const VllmVersion& version) {
   const EncoderItem largest = qwen_item(m, flags);
   // get_image_size_with_most_features is a square (qwen_item), `side` pixels wide.
   const std::int64_t patch = m.vision->patch_size > 0 ? m.vision->patch_size : 14;
   const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(largest.patches)))) * patch;
   const EncoderItem image = qwen_sized_dummy(m, flags, version, largest, side);
-  if (mm_limit(flags, "video") > 0)
-    if (auto video = qwen3_vl_profiled_video(m, version, s.max_model_len, side);
-        video && (mm_limit(flags, "image") == 0 || video->budget_tokens > std::max(image.tokens, image.budget_tokens)))
+  if (mm_limit(flags, "video") > 0) {
+    auto video = qwen3_vl_profiled_video(m, version, s.max_model_len, side);
+    if (!video) video = qwen2_vl_profiled_video(m, flags, version, s.max_model_len, largest);
+    if (video && (mm_limit(flags, "image") == 0 || video->budget_tokens > std::max(image.tokens, image.budget_tokens)))
       return *video;
+  }
   return image;
 }
 

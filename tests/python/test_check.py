@@ -44,14 +44,15 @@ def test_a_vision_models_changes_are_engine_args_vllm_takes():
     # The encoder pass of Qwen2.5-VL's largest dummy image costs the KV cache on a 24 GB card (vllm
     # serve's 2048 batched tokens: one image per encoder batch): the changes include smaller images
     # and text-only mode, as the dicts vllm.LLM takes.
-    args = dict(gpu="RTX 4090", max_model_len=90000, vllm_version="0.19.0", entrypoint="serve")
+    args = dict(gpu="RTX 4090", max_model_len=90000, vllm_version="0.19.0", entrypoint="serve",
+                limit_mm_per_prompt={"video": 0})
     r = headroom.check("Qwen/Qwen2.5-VL-7B-Instruct", **args)
     assert not r.starts
     by_key = {k: c for c in r.changes for k in c.engine_args}
     assert isinstance(by_key["mm_processor_kwargs"].engine_args["mm_processor_kwargs"]["max_pixels"], int)
     assert by_key["limit_mm_per_prompt"].engine_args["limit_mm_per_prompt"] == {"image": 0, "video": 0}
     for key in ("mm_processor_kwargs", "limit_mm_per_prompt"):
-        again = headroom.check("Qwen/Qwen2.5-VL-7B-Instruct", **args, **by_key[key].engine_args)
+        again = headroom.check("Qwen/Qwen2.5-VL-7B-Instruct", **{**args, **by_key[key].engine_args})
         assert again.starts, key
 
 

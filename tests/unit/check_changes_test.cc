@@ -183,6 +183,7 @@ TEST(CheckChanges, MultimodalRunsOfferSmallerImagesAndTextOnly) {
   auto g = gpus("RTX 4090");
   VllmFlags f;
   f.max_model_len = 90000;
+  f.limit_mm_per_prompt["video"] = 0;  // images only: vLLM profiles the largest image
   Prediction failed = run(m, g, f);
   ASSERT_EQ(failed.failure->error_class, "kv_cache_insufficient");
   ASSERT_GT(failed.memory.encoder_profile, 0);

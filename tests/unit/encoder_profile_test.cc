@@ -36,7 +36,9 @@ void expect_sized(const engine::EncoderProfile& p, std::int64_t tokens, std::int
 }
 
 TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {
-  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(8192), {0, 11, 0}, 2.0, {});
+  // At max_model_len 16384 the dummy video is one image's worth (two frames, one temporal slice):
+  // vLLM profiles the image (qwen2_vl_video.h for longer lengths).
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(8192, 256, 16384), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "image");
   EXPECT_EQ(p.item.tokens, 16384);
   EXPECT_EQ(p.item.patches, 65536);
@@ -443,6 +445,7 @@ TEST(EncoderProfile, LimitMmPerPromptSizesTheDummyImage) {
   VllmFlags f;
   f.limit_mm_per_prompt = {{"image", 1}};
   f.mm_dummy_sizes["image"] = {1024, 1024, 0};
+  f.limit_mm_per_prompt["video"] = 0;  // else the dummy video outranks the image at 32768 (qwen2_vl_video.h)
   const ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
   auto p = engine::encoder_profile(m, f, settings(8192), {0, 19, 0}, 2.0, {});
   EXPECT_EQ(p.item.patches, 74 * 74);
@@ -456,9 +459,10 @@ TEST(EncoderProfile, LimitMmPerPromptSizesTheDummyImage) {
   EXPECT_EQ(v010.item.tokens, 16384);  // before v0.11 the sizes are not read
 }
 
-// compute_mm_encoder_budget: a larger max_num_batched_tokens fits more items per batch.
+// compute_mm_encoder_budget: a larger max_num_batched_tokens fits more items per batch (images at
+// max_model_len 16384, where the dummy video is no larger than one).
 TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
-  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536), {0, 11, 0}, 2.0, {});
+  auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), {}, settings(65536, 256, 16384), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.encoder_budget, 65536);
   EXPECT_EQ(p.items, 4);
 }
@@ -468,9 +472,51 @@ TEST(EncoderProfile, BudgetOfMoreTokensBatchesMoreItems) {
 TEST(EncoderProfile, ProcessorKwargsShrinkTheLargestImage) {
   VllmFlags f;
   f.mm_processor_kwargs = R"({"max_pixels": 1003520})";
+  f.limit_mm_per_prompt["video"] = 0;
   auto p = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.tokens, 35 * 35);
   EXPECT_EQ(p.items, 8192 / (35 * 35));
+  // With video allowed the dummy video's frames are that image too: 1,225 tokens each temporal
+  // slice, and 32768 / 1225 = 26 slices capped at 14 frames = 7 slices, 8,575 tokens.
+  f.limit_mm_per_prompt.erase("video");
+  auto video = engine::encoder_profile(model("Qwen/Qwen2.5-VL-7B-Instruct"), f, settings(8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(video.item.modality, "video");
+  EXPECT_EQ(video.item.tokens, 7 * 35 * 35);
+}
+
+// qwen2_vl.py from v0.11: vLLM sizes one video of min(max(2 floor(L / T), 1), 14) frames at the
+// largest image's 3584 x 3584 (T = 16,384 tokens, 65,536 patches per temporal slice of 2 frames),
+// whatever --limit-mm-per-prompt's counts; it outranks the image from L = 2T and is then profiled.
+// At max_model_len 128000: 14 frames, 7 slices, 114,688 tokens and 458,752 patches, attention within
+// each slice (a 2026 vLLM log of a model that loads 15.67 GiB, a 7B Qwen2.5-VL's size, reads
+// "budget of 114688 tokens, and profiled with 1 video items"). At 49152: 6 frames, 3 slices. Before v0.11 (#25553) the run's video came from
+// max_num_batched_tokens, and the image stays. A video num_frames of 4 shrinks what runs (2 slices)
+// but not what vLLM budgets; with images off the video is profiled even at one slice.
+TEST(EncoderProfile, Qwen25VlProfilesItsDummyVideoAtLongContexts) {
+  const ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
+  auto p = engine::encoder_profile(m, {}, settings(8192, 256, 128000), {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "video");
+  EXPECT_EQ(p.item.budget_tokens, 114688);
+  EXPECT_EQ(p.item.tokens, 114688);
+  EXPECT_EQ(p.item.patches, 458752);
+  EXPECT_EQ(p.item.attention_span, 65536);
+  EXPECT_EQ(p.encoder_budget, 114688);
+  EXPECT_EQ(p.items, 1);
+  auto image = engine::encoder_profile(m, {}, settings(8192, 256, 16384), {0, 19, 0}, 2.0, {});
+  EXPECT_GT(p.encoder_peak, 5 * image.encoder_peak);
+  EXPECT_EQ(engine::encoder_profile(m, {}, settings(8192, 256, 49152), {0, 19, 0}, 2.0, {}).item.tokens, 3 * 16384);
+  EXPECT_EQ(engine::encoder_profile(m, {}, settings(8192, 256, 128000), {0, 10, 1}, 2.0, {}).item.modality, "image");
+  VllmFlags four;
+  four.limit_mm_per_prompt["video"] = 1;
+  four.mm_dummy_sizes["video"] = {0, 0, 4};
+  auto shrunk = engine::encoder_profile(m, four, settings(8192, 256, 128000), {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(shrunk.item.patches, 2 * 65536);
+  EXPECT_EQ(shrunk.item.budget_tokens, 114688);
+  VllmFlags no_images;
+  no_images.limit_mm_per_prompt["image"] = 0;
+  auto videos_only = engine::encoder_profile(m, no_images, settings(8192, 256, 16384), {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(videos_only.item.modality, "video");
+  EXPECT_EQ(videos_only.item.patches, 65536);
 }
 
 // "All non-text modalities supported by the model have been explicitly disabled via

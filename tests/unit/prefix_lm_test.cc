@@ -72,11 +72,12 @@ TEST(PrefixLm, V022RaisesAnUnsetBatchToTheItem) {
 
 
 // --disable-chunked-mm-input on any multimodal model runs the same check: Qwen2.5-VL's largest image
-// (max_pixels 12845056: 16384 tokens) does not fit H100's default batch of 8192.
+// (max_pixels 12845056: 16384 tokens; at max_model_len 16384 its dummy video is no larger) does
+// not fit H100's default batch of 8192.
 TEST(PrefixLm, DisableChunkedMmInputNeedsTheLargestItemInOneBatch) {
   const auto m = model("Qwen/Qwen2.5-VL-7B-Instruct");
   VllmFlags f;
-  f.max_model_len = 32768;
+  f.max_model_len = 16384;
   f.disable_chunked_mm_input = true;
   Prediction p = run_at(m, gpus("H100"), f, VllmVersion{0, 11, 0});
   ASSERT_FALSE(p.starts);
@@ -99,7 +100,7 @@ TEST(PrefixLm, DisableChunkedMmInputNeedsTheLargestItemInOneBatch) {
 // dummy encoder pass (gpu_model_runner.py profile_run), so the check still stops the start.
 TEST(PrefixLm, SkippingTheProfilePassKeepsTheItemCheck) {
   VllmFlags f;
-  f.max_model_len = 32768;
+  f.max_model_len = 16384;
   f.disable_chunked_mm_input = true;
   f.skip_mm_profiling = true;
   Prediction qwen = run_at(model("Qwen/Qwen2.5-VL-7B-Instruct"), gpus("H100"), f, VllmVersion{0, 11, 0});
