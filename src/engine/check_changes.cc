@@ -59,6 +59,8 @@ class Search {
       cpu_offload();
     } else if (c == "profile_run_oom") {
       multimodal_levers();
+      // A shorter max_model_len shrinks a dummy video sized by it (Qwen2-VL, qwen2_vl_video.h).
+      if (m_model.vision) longest_length(/*below_current=*/true);
       fewer_seqs();
       more_tp();
       fp8_weights();

@@ -265,6 +265,27 @@ TEST(CheckChanges, AProfiledVideoOffersNoVideo) {
   EXPECT_TRUE(kept);
 }
 
+// Qwen2.5-VL-7B at its default 128,000 on a 24 GB card: the 14-frame dummy video (114,688 tokens)
+// runs the profile out of memory. A shorter max_model_len shrinks the video vLLM sizes from it
+// (qwen2_vl.py: frames from max_model_len), so the longest that starts is offered.
+TEST(CheckChanges, AVideoSizedByTheLengthOffersAShorterLength) {
+  auto m = model("Qwen/Qwen2.5-VL-7B-Instruct");
+  auto g = gpus("RTX 4090");
+  VllmFlags f;
+  Prediction failed = run(m, g, f);
+  ASSERT_EQ(failed.failure->error_class, "profile_run_oom");
+  const auto changes = suggest_changes(m, g, f, failed, predictor(m), 8);
+  const FlagChange* shorter = nullptr;
+  for (const auto& c : changes)
+    if (first_flag(c) == "--max-model-len") shorter = &c;
+  ASSERT_TRUE(shorter);
+  EXPECT_TRUE(shorter->prediction.starts);
+  EXPECT_LT(shorter->prediction.settings.max_model_len, failed.settings.max_model_len);
+  VllmFlags longer = f;
+  longer.max_model_len = shorter->prediction.settings.max_model_len + 1024;
+  EXPECT_FALSE(run(m, g, longer).starts);
+}
+
 // --skip-mm-profiling (#22950, v0.10.2) where headroom offers no smaller images (dots.ocr): the KV
 // cache gets the pass's memory. Not offered before v0.10.2, which has no such flag.
 TEST(CheckChanges, OtherTowersOfferSkippingTheProfilePass) {
