@@ -119,6 +119,9 @@ Result<std::vector<std::string>> config_file_args(std::string_view yaml_text, co
 // that does not change the prediction; errors for a malformed value.
 Result<bool> apply_vllm_env(VllmFlags& flags, const std::string& name, const std::string& value);
 
+// Whether `mode` is one of --performance-mode's choices (balanced, interactivity, throughput).
+bool is_performance_mode(std::string_view mode);
+
 // --limit-mm-per-prompt's value for the flags' limits, as vLLM takes it back: a count per modality,
 // or from v0.11 {"count", "width", "height", "num_frames"} where a dummy size is given; "{}" for none.
 std::string limit_mm_per_prompt_json(const VllmFlags& flags);

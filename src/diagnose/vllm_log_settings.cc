@@ -97,9 +97,7 @@ void apply_setting(LoggedRun& run, std::string_view key_view, std::string_view r
   else if (key == "enable_chunked_prefill" || key == "chunked_prefill_enabled") f.enable_chunked_prefill = to_bool(value);
   else if (key == "kv_cache_memory_bytes" || key == "kv_cache_memory") { if (auto v = to_int(value)) f.kv_cache_memory_bytes = *v; }
   else if (key == "skip_mm_profiling") { if (auto b = to_bool(value)) f.skip_mm_profiling = *b; }
-  else if (key == "performance_mode") {
-    if (value == "balanced" || value == "interactivity" || value == "throughput") f.performance_mode = value;
-  }
+  else if (key == "performance_mode") { if (is_performance_mode(value)) f.performance_mode = value; }
 }
 
 // "key=value, key=value" (engine config line, Namespace) or "'key': value" (a dict).

@@ -2,11 +2,9 @@
 #include "headroom/check_changes.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <string_view>
 
 #include "engine/encoder_profile.h"
 #include "util/json_file.h"
@@ -403,7 +401,7 @@ class Search {
     const bool video = item && item->modality == "video" &&
                        no_video("no video input: vLLM then profiles its largest image, a smaller encoder pass than its "
                                 "dummy video's");
-    if (!video && !smaller_images()) skip_mm_profiling();
+    if (!video && !(item && smaller_images(*item))) skip_mm_profiling();
     text_only();
   }
 
@@ -412,15 +410,14 @@ class Search {
   // from preprocessor_config.json ({"longest_edge", "shortest_edge"}, both given). Either bounds
   // the largest image and so the profiled one: the most tokens per image (each (patch x merge)^2
   // pixels) down to 256 that starts.
-  bool smaller_images() {
+  bool smaller_images(const engine::EncoderItem& item) {
     const std::string& a = m_model.architecture;
     const bool qwen2 = a == "Qwen2VLForConditionalGeneration" || a == "Qwen2_5_VLForConditionalGeneration";
     const bool qwen3 = a == "Qwen3VLForConditionalGeneration" || a == "Qwen3VLMoeForConditionalGeneration" ||
                        a == "Qwen3_5ForConditionalGeneration" || a == "Qwen3_5MoeForConditionalGeneration";
     if (!qwen2 && !qwen3) return false;
-    const auto item = engine::largest_mm_item(m_model, m_flags, now(), m_failed.version);
     constexpr std::int64_t k_fewest_tokens = 256;
-    if (!item || item->modality != "image" || item->tokens <= k_fewest_tokens) return false;
+    if (item.modality != "image" || item.tokens <= k_fewest_tokens) return false;
     const std::int64_t side = std::max(1, m_model.vision->patch_size) * std::max(1, m_model.vision->spatial_merge_size);
     auto with = [&](std::int64_t tokens) {
       VllmFlags f = m_flags;
@@ -435,7 +432,7 @@ class Search {
       f.mm_processor_kwargs = j.dump();
       return f;
     };
-    auto tokens = largest(k_fewest_tokens, item->tokens - 1, [&](std::int64_t t) { return starts(with(t)).has_value(); });
+    auto tokens = largest(k_fewest_tokens, item.tokens - 1, [&](std::int64_t t) { return starts(with(t)).has_value(); });
     if (!tokens) return false;
     const std::int64_t rounded = *tokens / 64 * 64;
     VllmFlags f = with(rounded);
@@ -444,7 +441,7 @@ class Search {
     keep({{{"--mm-processor-kwargs", f.mm_processor_kwargs}},
           {},
           0,
-          "images scaled down to at most " + util::with_commas(rounded) + " tokens (from " + util::with_commas(item->tokens) +
+          "images scaled down to at most " + util::with_commas(rounded) + " tokens (from " + util::with_commas(item.tokens) +
               "): a smaller encoder pass on vLLM's largest dummy image; larger images are resized to fit",
           {}},
          std::move(*p));
@@ -570,22 +567,6 @@ std::vector<FlagChange> suggest_changes(const ModelSpec& model, const GpuSetup& 
   return Search(model, gpus, flags, failed, predict).run(limit);
 }
 
-namespace {
-
-// A value as a POSIX shell takes it back: in single quotes when it holds anything but letters,
-// digits and . _ - / : , + = (the JSON of --limit-mm-per-prompt or --mm-processor-kwargs).
-std::string shell_word(const std::string& v) {
-  const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("._-/:,+=").find(ch) != std::string_view::npos;
-  });
-  if (plain) return v;
-  std::string out = "'";
-  for (char ch : v) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
-}  // namespace
-
 std::string describe_change(const FlagChange& change, const VllmFlags& flags) {
   std::string out;
   for (const auto& [flag, value] : change.set) {
@@ -596,7 +577,7 @@ std::string describe_change(const FlagChange& change, const VllmFlags& flags) {
       continue;
     }
     out += flag;
-    if (!value.empty()) out += " " + shell_word(value);
+    if (!value.empty()) out += " " + util::shell_word(value);
   }
   return out;
 }

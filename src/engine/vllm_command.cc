@@ -184,7 +184,7 @@ void add_multimodal_flags(std::vector<FlagSpec>& t) {
     return {};
   }));
   t.push_back(value_flag({"--performance-mode"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
-    if (v != "balanced" && v != "interactivity" && v != "throughput")
+    if (!is_performance_mode(v))
       return tl::unexpected(
           flag_error(flag, "invalid choice: '" + v + "' (choose from 'balanced', 'interactivity', 'throughput')"));
     f.performance_mode = v;
@@ -716,6 +716,10 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
   for (; p.i < p.args.size(); ++p.i)
     if (auto r = p.word(); !r) return tl::unexpected(r.error());
   return std::move(p.cmd);
+}
+
+bool is_performance_mode(std::string_view mode) {
+  return mode == "balanced" || mode == "interactivity" || mode == "throughput";
 }
 
 std::string limit_mm_per_prompt_json(const VllmFlags& flags) {

@@ -45,8 +45,7 @@ VllmFlags flags_from_settings(const json& s, int tp, int pp, const ModelSpec& mo
   f.enforce_eager = get<bool>(s, "enforce_eager").value_or(false);
   f.enable_prefix_caching = get<bool>(s, "enable_prefix_caching");
   f.use_flashinfer_sampler = get<bool>(s, "flashinfer_sampler");
-  if (auto m = get<std::string>(s, "performance_mode"); m && (*m == "balanced" || *m == "interactivity" || *m == "throughput"))
-    f.performance_mode = *m;
+  if (auto m = get<std::string>(s, "performance_mode"); m && is_performance_mode(*m)) f.performance_mode = *m;
   if (get<std::string>(s, "usage_context").value_or("") == "llm") f.usage_context = UsageContext::llm_class;
   return f;
 }

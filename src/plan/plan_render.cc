@@ -43,6 +43,13 @@ bool is_number(const std::string& v) {
 
 bool is_json(const std::string& v) { return !v.empty() && (v.front() == '{' || v.front() == '['); }
 
+// A YAML single-quoted scalar: a quote inside is doubled.
+std::string yaml_single_quoted(const std::string& v) {
+  std::string out = "'";
+  for (char ch : v) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return out + "'";
+}
+
 // A JSON value (the limits per prompt, processor kwargs) as the Python literal vllm.LLM takes.
 std::string python_literal(const nlohmann::json& j) {
   if (j.is_object()) {
@@ -67,7 +74,7 @@ std::string render_vllm_serve(const std::string& model_id, const PlannedConfig& 
   std::string out = "vllm serve " + model_id;
   for (const auto& [name, value] : rendered_flags(c, gpus)) {
     out += style == CommandStyle::multi_line ? " \\\n  " : " ";
-    out += "--" + name + (value.empty() ? "" : " " + (is_json(value) ? "'" + value + "'" : value));
+    out += "--" + name + (value.empty() ? "" : " " + util::shell_word(value));
   }
   return out + "\n";
 }
@@ -94,7 +101,7 @@ std::string render_python(const std::string& model_id, const PlannedConfig& c, c
 std::string render_yaml(const std::string& model_id, const PlannedConfig& c, const GpuSetup& gpus) {
   std::string out = "# vllm serve " + model_id + " --config vllm-plan.yaml\n";
   for (const auto& [name, value] : rendered_flags(c, gpus))
-    out += name + ": " + (value.empty() ? "true" : is_number(value) ? value : is_json(value) ? "'" + value + "'" : "\"" + value + "\"") +
+    out += name + ": " + (value.empty() ? "true" : is_number(value) ? value : is_json(value) ? yaml_single_quoted(value) : "\"" + value + "\"") +
            "\n";
   return out;
 }

@@ -163,4 +163,14 @@ std::optional<double> parse_log_number(std::string_view text, bool whole) {
   return v;
 }
 
+std::string shell_word(std::string_view word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("._-/:,+=").find(ch) != std::string_view::npos;
+  });
+  if (plain) return std::string(word);
+  std::string out = "'";
+  for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 }  // namespace headroom::util

@@ -39,4 +39,9 @@ std::optional<double> parse_log_number(std::string_view text, bool whole = true)
 // Thousands separators as Python's f"{n:,}".
 std::string with_commas(long long n);
 
+// A word as a POSIX shell takes it back: as it is when it holds only letters, digits and
+// . _ - / : , + = ; else in single quotes, a quote inside as '\'' (a JSON value of
+// --limit-mm-per-prompt or --mm-processor-kwargs).
+std::string shell_word(std::string_view word);
+
 }  // namespace headroom::util

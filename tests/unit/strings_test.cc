@@ -64,5 +64,14 @@ TEST(Strings, SuggestionsIgnoreAbsurdlyLongQueries) {
   EXPECT_TRUE(word_matches(std::string(300, 'a') + " llama", ids).empty());
 }
 
+// POSIX shell quoting (a single-quoted word cannot hold a quote: close, escape it, reopen).
+TEST(Strings, ShellWordQuotesWhatTheShellWouldSplitOrExpand) {
+  EXPECT_EQ(shell_word("32768"), "32768");
+  EXPECT_EQ(shell_word("Qwen/Qwen3-8B"), "Qwen/Qwen3-8B");
+  EXPECT_EQ(shell_word(R"({"video":0})"), R"('{"video":0}')");
+  EXPECT_EQ(shell_word("it's"), R"('it'\''s')");
+  EXPECT_EQ(shell_word(""), "''");
+}
+
 }  // namespace
 }  // namespace headroom::util
