@@ -13,6 +13,12 @@
 // - #25553 (merged 2025-09-24, taken as v0.11.0) builds the run's dummy at max_model_len as well;
 //   before it the run's video came from max_num_batched_tokens (1-2 frames at the defaults), and
 //   headroom keeps the image there.
+// - The Omni thinkers build the same video: Qwen2.5-Omni's and Qwen3-Omni's processing info
+//   derive from Qwen2_5_VLProcessingInfo and share Qwen2_5OmniThinkerDummyInputsBuilder, which
+//   takes get_num_frames_with_most_features and the largest image's size from it
+//   (qwen2_5_omni_thinker.py, qwen3_omni_moe_thinker.py, stored at about v0.11 and in 2026 code,
+//   where get_mm_max_tokens_per_item returns Qwen2.5-VL's image and video tokens beside the audio's
+//   750 from Qwen2AudioProcessingInfo: a 30 s clip never outranks an image).
 // - The encoder takes all frames in one visual() call; attention runs within each temporal slice
 //   (cu_seqlens repeat h x w per grid_t; Qwen2.5-VL's full-attention blocks too, its other blocks
 //   in 64-patch windows).
@@ -28,6 +34,12 @@ namespace {
 
 constexpr std::int64_t k_max_frames_per_video = 14;  // qwen2_vl.py _MAX_FRAMES_PER_VIDEO ("For profile run")
 
+// Architectures whose dummy video is Qwen2-VL's (above).
+bool builds_qwen2_vl_video(const std::string& a) {
+  return a == "Qwen2VLForConditionalGeneration" || a == "Qwen2_5_VLForConditionalGeneration" ||
+         a.find("Qwen2_5Omni") != std::string::npos || a.find("Qwen3OmniMoe") != std::string::npos;
+}
+
 std::int64_t grid_t_of(std::int64_t frames, std::int64_t temporal) {
   const std::int64_t padded = frames + (temporal - frames % temporal) % temporal;
   return std::max<std::int64_t>(1, padded / temporal);
@@ -38,7 +50,7 @@ std::int64_t grid_t_of(std::int64_t frames, std::int64_t temporal) {
 std::optional<EncoderItem> qwen2_vl_profiled_video(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version,
                                                    std::int64_t max_model_len, const EncoderItem& largest_image) {
   const std::string& a = model.architecture;
-  if (!model.vision || (a != "Qwen2VLForConditionalGeneration" && a != "Qwen2_5_VLForConditionalGeneration")) return std::nullopt;
+  if (!model.vision || !builds_qwen2_vl_video(a)) return std::nullopt;
   if (!version.is_v1_engine() || version < VllmVersion{0, 11}) return std::nullopt;
   const std::int64_t image_tokens = largest_image.tokens, image_patches = largest_image.patches;
   if (image_tokens <= 0 || image_patches <= 0 || max_model_len <= 0) return std::nullopt;
@@ -63,7 +75,7 @@ std::optional<EncoderItem> qwen2_vl_profiled_video(const ModelSpec& model, const
   const auto side = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(image_patches)))) *
                     (model.vision->patch_size > 0 ? model.vision->patch_size : 14);
   item.source = std::to_string(run_frames) + " frames of " + std::to_string(side) + "x" + std::to_string(side) +
-                " pixels (qwen2_vl.py from v0.11: the most frames whose tokens fit max_model_len, at most 14, at the "
+                " pixels (qwen2_vl.py's dummy video from v0.11: the most frames whose tokens fit max_model_len, at most 14, at the "
                 "largest image's size" +
                 (run_frames < frames ? std::string("; --limit-mm-per-prompt's num_frames") : std::string()) +
                 (size != flags.mm_dummy_sizes.end() && (size->second.width > 0 || size->second.height > 0)

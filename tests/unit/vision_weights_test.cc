@@ -351,11 +351,23 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
   EXPECT_EQ(params_with_prefix(inv, "audio_tower."), 647927168);
   EXPECT_EQ(params_with_prefix(inv, "visual."), 538631408);
   // The release's preprocessor_config.json: Qwen2VLImageProcessor, max_pixels 12845056, 16-pixel
-  // patches merged 2 x 2: the largest image is 3,584² pixels, 12,544 embeddings.
-  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
-  bool noted = false;
-  for (const auto& n : h100.notes) noted = noted || n.find("1 dummy image(s) of 12,544 embeddings") != std::string::npos;
-  EXPECT_TRUE(noted);
+  // patches merged 2 x 2: the largest image is 3,584² pixels, 12,544 embeddings. At the thinker's
+  // 65,536 positions the dummy video Qwen2_5OmniThinkerDummyInputsBuilder builds from
+  // qwen2_vl.py's get_num_frames_with_most_features outranks it from v0.11: frames =
+  // min(2 x floor(65,536 / 12,544), 14) = 10, five temporal slices of 12,544 = 62,720 embeddings.
+  auto profiled = [&](std::int64_t max_model_len, VllmVersion version) {
+    VllmFlags f;
+    f.max_model_len = max_model_len;
+    std::string note;
+    for (const auto& n : test_support::run(*m, test_support::gpus("H100"), f, version).notes)
+      if (n.find("dummy") != std::string::npos && n.find("profile run") != std::string::npos) note = n;
+    return note;
+  };
+  EXPECT_NE(profiled(65536, {0, 19, 0}).find("1 dummy video(s) of 62,720 embeddings"), std::string::npos)
+      << profiled(65536, {0, 19, 0});
+  // Below two images' worth of tokens (25,088) and before v0.11 the image stays.
+  EXPECT_NE(profiled(16384, {0, 19, 0}).find("1 dummy image(s) of 12,544 embeddings"), std::string::npos);
+  EXPECT_NE(profiled(65536, {0, 10, 1}).find("1 dummy image(s) of 12,544 embeddings"), std::string::npos);
   // Images and video off leave audio on: vLLM still builds the towers. With audio off too it is
   // text only (v0.10.1+ skips the towers' weights).
   VllmFlags no_vision;
