@@ -393,13 +393,15 @@ void ovis25_peak(EncoderProfile& p, const ModelSpec& model, const VllmFlags& fla
 
 // Towers that take video as well as images: the Qwen-VL family, Gemma 4, LLaVA-OneVision,
 // LLaVA-NeXT-Video (llava_onevision.py / llava_next_video.py get_supported_mm_limits), Ovis2.5
-// (ovis2_5.py: one video per prompt) and MiniCPM-V from 2.6 (minicpmv.py).
+// (ovis2_5.py: one video per prompt), MiniCPM-V from 2.6 (minicpmv.py) and InternVL on the language
+// models whose tokenizer has a video token (internvl.py get_video_token).
 bool takes_video(const ModelSpec& model) {
   const Family f = family_of(model);
   return (f == Family::qwen_dynamic && !has(model.architecture, "PaddleOCRVL")) || f == Family::gemma4 ||
          has(model.architecture, "LlavaOnevision") ||
          has(model.architecture, "LlavaNextVideo") || f == Family::glm4v || model.architecture == "Ovis2_5" ||
-         (f == Family::minicpmv_slices && minicpmv_takes_video(*model.vision));
+         (f == Family::minicpmv_slices && minicpmv_takes_video(*model.vision)) ||
+         (f == Family::internvl_tiles && internvl_takes_video(model, VllmVersion{0, 11}));
 }
 
 }  // namespace
@@ -457,7 +459,7 @@ EncoderItem sized_item(const ModelSpec& model, Family family, const VllmFlags& f
                        const VllmVersion& version) {
   return family == Family::qwen_dynamic     ? qwen_profiled_item(model, flags, settings, version)
          : family == Family::llama4_tiles   ? llama4_item(model)
-         : family == Family::internvl_tiles ? internvl_item(model, flags)
+         : family == Family::internvl_tiles ? internvl_profiled_item(model, flags, settings, version)
          : family == Family::llava_anyres   ? llava_anyres_item(model)
          : family == Family::phi3v_crops    ? phi3v_item(model, flags)
          : family == Family::phi4mm_crops   ? phi4mm_item(model, flags, version < VllmVersion{0, 9})

@@ -236,6 +236,53 @@ EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags) {
   return item;
 }
 
+// InternVL's dummy video (internvl.py InternVLProcessingInfo, InternVLDummyInputsBuilder): only
+// where the language model's tokenizer has a video token (get_video_token: text model_type qwen2,
+// qwen3, qwen3_moe, gpt_oss; #18499, taken as v0.9, added it for the Qwen2.5 backbones, the others
+// are taken from v0.11, the first stored code read with them). Every frame is one image_size² tile
+// (InternVLVideoProcessor: no dynamic tiling) of image_seq_length = (side / patch)² × ratio²
+// embeddings, and get_num_frames_with_most_features gives (seq_len − the image's tokens × images) /
+// image_seq_length frames, at least 1, with no cap. vLLM's budget sizes both active modalities
+// together (one of each) at max_model_len; the profile run builds the video alone ({video: 1}) at
+// max_model_len from v0.11 (#25553) and at max_num_batched_tokens before, and encodes its frames
+// in one extract_feature call.
+bool internvl_takes_video(const ModelSpec& m, const VllmVersion& version) {
+  const std::string& t = m.model_type;
+  if (t == "qwen2") return !(version < VllmVersion{0, 9});
+  return (t == "qwen3" || t == "qwen3_moe" || t == "gpt_oss") && !(version < VllmVersion{0, 11});
+}
+
+EncoderItem internvl_profiled_item(const ModelSpec& m, const VllmFlags& flags, const ResolvedSettings& s,
+                                   const VllmVersion& version) {
+  const EncoderItem image = internvl_item(m, flags);
+  const auto& v = *m.vision;
+  if (image.tokens <= 0 || !version.is_v1_engine() || !internvl_takes_video(m, version) || mm_limit(flags, "video") == 0)
+    return image;
+  const std::int64_t side = v.image_size / v.patch_size;
+  const double ratio = v.pixel_shuffle_ratio > 0 ? v.pixel_shuffle_ratio : 0.5;
+  const auto per_frame = static_cast<std::int64_t>(static_cast<double>(side * side) * ratio * ratio);
+  if (per_frame <= 0) return image;
+  const bool images_on = mm_limit(flags, "image") > 0;
+  const std::int64_t budget_frames = std::max<std::int64_t>((s.max_model_len - (images_on ? image.tokens : 0)) / per_frame, 1);
+  if (images_on && budget_frames * per_frame <= image.tokens) return image;
+  const bool from_batch = version < VllmVersion{0, 11};
+  std::int64_t frames = std::max<std::int64_t>((from_batch ? s.max_num_batched_tokens : s.max_model_len) / per_frame, 1);
+  auto size = flags.mm_dummy_sizes.find("video");
+  const bool limited = size != flags.mm_dummy_sizes.end() && size->second.num_frames > 0 && size->second.num_frames < frames;
+  if (limited) frames = size->second.num_frames;
+  EncoderItem item;
+  item.modality = "video";
+  item.attention_span = side * side + class_tokens(v);
+  item.patches = frames * item.attention_span;
+  item.tokens = frames * per_frame;
+  item.budget_tokens = budget_frames * per_frame;
+  item.source = std::to_string(frames) + " frames of " + std::to_string(v.image_size) + "², one tile each (internvl.py: the most " +
+                std::to_string(per_frame) + "-embedding frames within " +
+                (limited ? std::string("--limit-mm-per-prompt's num_frames") : from_batch ? "max_num_batched_tokens" : "max_model_len") +
+                ")";
+  return item;
+}
+
 // Molmo (molmo.py MolmoProcessingInfo): get_image_size_with_most_features takes, among the tilings
 // of at most max_crops crops, the one with the most embeddings: one column of max_crops rows (a
 // 336 × 4032 dummy at max_crops 12). Crops overlap by the processor's margins (4 patches each

@@ -21,6 +21,11 @@ EncoderItem phi3v_item(const ModelSpec& m, const VllmFlags& flags);             
 EncoderItem phi4mm_item(const ModelSpec& m, const VllmFlags& flags, bool first_phi4mm);             // Phi-4-multimodal
 EncoderItem llama4_item(const ModelSpec& m);                                     // Llama 4
 EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags);           // InternVL
+// InternVL's image, or from v0.9 its dummy video where the language model takes video and the
+// video's frames outnumber the image's embeddings.
+EncoderItem internvl_profiled_item(const ModelSpec& m, const VllmFlags& flags, const ResolvedSettings& s,
+                                   const VllmVersion& version);
+bool internvl_takes_video(const ModelSpec& m, const VllmVersion& version);
 EncoderItem aya_item(const ModelSpec& m, const VllmFlags& flags);                // Aya Vision
 EncoderItem molmo_item(const ModelSpec& m, const VllmFlags& flags);              // Molmo
 // Molmo's ViT holds every block's output to the end of the pass: its peak bytes per patch.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/encoder_profile.h"
 #include "headroom/model.h"
 #include "unit/engine_test_support.h"
 
@@ -188,22 +189,65 @@ TEST(Mllama, LaterReleasesRefuseTheArchitecture) {
 // the config) plus the thumbnail: 13 tiles of 448 pixels, each 32 x 32 patches and a class token in
 // InternViT and num_image_token = 32² × 0.5² = 256 embeddings, so 3,328 per image. The encoder
 // budget is max(max_num_batched_tokens, 3328): 2 images at the H100's 8192, 1 at the L4's 2048.
+// These images are what vLLM profiles with video off (this Qwen2 backbone takes video: below).
 TEST(InternVl, ProfilesThirteenTilesPerImage) {
   auto m = parse_model_config_text(k_internvl, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_TRUE(m->vision);
   EXPECT_EQ(m->vision->max_tiles, 12);
   EXPECT_TRUE(m->vision->thumbnail_tile);
-  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  VllmFlags no_video;
+  no_video.limit_mm_per_prompt["video"] = 0;
+  const Prediction h100 = test_support::run(*m, test_support::gpus("H100"), no_video);
   EXPECT_TRUE(notes(h100, "2 dummy image(s) of 3,328 embeddings"));
   EXPECT_TRUE(notes(h100, "budget of 8192 tokens, and profiled with 2 image items"));
-  const Prediction l4 = test_support::run(*m, test_support::gpus("L4"), VllmFlags{});
+  const Prediction l4 = test_support::run(*m, test_support::gpus("L4"), no_video);
   EXPECT_TRUE(notes(l4, "budget of 3328 tokens, and profiled with 1 image items"));
   // --mm-processor-kwargs max_dynamic_patch 6: 7 tiles, 1,792 embeddings, 4 images in 8192.
-  VllmFlags six;
+  VllmFlags six = no_video;
   six.mm_processor_kwargs = R"({"max_dynamic_patch": 6})";
   EXPECT_TRUE(notes(test_support::run(*m, test_support::gpus("H100"), six), "4 dummy image(s) of 1,792 embeddings"));
   EXPECT_FALSE(h100.uncertainty && names(h100, "processor unsized"));
+}
+
+// InternVL with a Qwen2 language model takes video (internvl.py get_video_token: <|video_pad|>).
+// Each frame is one 448² tile of 256 embeddings. vLLM's budget sizes one image and one video
+// together at max_model_len: (32,768 − 3,328) / 256 = 115 frames, 29,440 tokens, more than the
+// image's 3,328, so the video is what it profiles. The run builds the video alone at max_model_len
+// (v0.11+): 32,768 / 256 = 128 frames, 32,768 embeddings, 128 × 1,025 = 131,200 patches in one call.
+// Before v0.11 the run's video comes from max_num_batched_tokens (8,192 / 256 = 32 frames); before
+// v0.9 (#18499) InternVL took no video. An InternLM2 language model has no video token.
+TEST(InternVl, QwenBackbonesProfileTheDummyVideo) {
+  auto m = parse_model_config_text(k_internvl, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->model_type, "qwen2");
+  ResolvedSettings s;
+  s.max_model_len = 32768;
+  s.max_num_batched_tokens = 8192;
+  s.max_num_seqs = 256;
+  const auto p = engine::encoder_profile(*m, {}, s, {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "video");
+  EXPECT_EQ(p.item.tokens, 32768);
+  EXPECT_EQ(p.item.budget_tokens, 29440);
+  EXPECT_EQ(p.item.patches, 131200);
+  EXPECT_EQ(p.item.attention_span, 1025);
+  EXPECT_EQ(p.items, 1);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, s, {0, 10, 1}, 2.0, {}).item.tokens, 32 * 256);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, s, {0, 8, 5}, 2.0, {}).item.modality, "image");
+  // --limit-mm-per-prompt's video num_frames shrinks what runs.
+  VllmFlags eight;
+  eight.mm_dummy_sizes["video"] = {0, 0, 8};
+  EXPECT_EQ(engine::encoder_profile(*m, eight, s, {0, 19, 0}, 2.0, {}).item.patches, 8 * 1025);
+  // At a short context the image's 3,328 embeddings outnumber (4,096 − 3,328) / 256 = 3 frames.
+  s.max_model_len = 4096;
+  EXPECT_EQ(engine::encoder_profile(*m, {}, s, {0, 19, 0}, 2.0, {}).item.modality, "image");
+  std::string internlm = k_internvl;
+  internlm.replace(internlm.find("\"model_type\": \"qwen2\""), std::string("\"model_type\": \"qwen2\"").size(),
+                   "\"model_type\": \"internlm2\"");
+  auto lm2 = parse_model_config_text(internlm, "config.json");
+  ASSERT_TRUE(lm2) << lm2.error().message;
+  s.max_model_len = 32768;
+  EXPECT_EQ(engine::encoder_profile(*lm2, {}, s, {0, 19, 0}, 2.0, {}).item.modality, "image");
 }
 
 // internvl.py's projector mlp1 (LayerNorm over 4 x 1024 pixel-shuffled features, 4096 -> 3584 ->
