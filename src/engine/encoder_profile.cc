@@ -60,7 +60,9 @@ Family family_of(const ModelSpec& m) {
   if (has(a, "Mistral3") || has(a, "Pixtral") || vt == "pixtral") return Family::pixtral;
   if (has(a, "Llava") || vt == "clip_vision_model") return Family::clip_fixed;
   if (has(a, "Llama4ForConditionalGeneration") || vt == "llama4_vision_model") return Family::llama4_tiles;
-  if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return Family::internvl_tiles;
+  if (has(a, "InternVLChatModel") || vt == "intern_vit_6b" || has(a, "InternVLForConditionalGeneration") ||
+      has(a, "InternS1ForConditionalGeneration") || vt == "internvl_vision" || vt == "interns1_vision")
+    return Family::internvl_tiles;
   if (has(a, "KimiVL") || has(a, "KimiK25") || vt == "moonvit") return Family::moonvit;
   if (has(a, "Gemma4ForConditionalGeneration") || vt == "gemma4_vision") return Family::gemma4;
   if (a == "Ovis2_5") return Family::ovis25;

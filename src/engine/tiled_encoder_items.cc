@@ -247,6 +247,10 @@ EncoderItem internvl_item(const ModelSpec& m, const VllmFlags& flags) {
 // max_model_len from v0.11 (#25553) and at max_num_batched_tokens before, and encodes its frames
 // in one extract_feature call.
 bool internvl_takes_video(const ModelSpec& m, const VllmVersion& version) {
+  // interns1.py (the transformers layout) supports video whatever the language model
+  // (get_supported_mm_limits: image and video), the same frames; taken from v0.11.
+  const std::string& a = m.architecture;
+  if (a == "InternVLForConditionalGeneration" || a == "InternS1ForConditionalGeneration") return !(version < VllmVersion{0, 11});
   const std::string& t = m.model_type;
   if (t == "qwen2") return !(version < VllmVersion{0, 9});
   return (t == "qwen3" || t == "qwen3_moe" || t == "gpt_oss") && !(version < VllmVersion{0, 11});

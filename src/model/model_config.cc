@@ -88,6 +88,22 @@ Result<std::optional<RopeScaling>> read_rope_scaling(const ConfigReader& text) {
   return std::optional<RopeScaling>(r);
 }
 
+// InternVL's and Intern-S1's transformers layout (InternVLForConditionalGeneration,
+// InternS1ForConditionalGeneration: vLLM's interns1.py).
+bool is_internvl_hf_vision(const std::string& vision_model_type) {
+  return vision_model_type == "internvl_vision" || vision_model_type == "interns1_vision";
+}
+
+// A side written as one integer or, in transformers' newer vision configs (InternVL's and
+// Intern-S1's -hf releases: "image_size": [448, 448], "patch_size": [14, 14]), as [height, width]:
+// the larger side, which is what a square dummy image takes.
+Result<std::optional<std::int64_t>> get_side(const ConfigReader& c, const std::string& key) {
+  if (!c.has(key) || !c.json().at(key).is_array()) return c.get_int(key);
+  HR_TRY(sides, c.get_int_list(key));
+  if (!sides || sides->empty() || sides->size() > 2) return tl::unexpected(c.type_error(key, "an integer or [height, width]"));
+  return std::optional<std::int64_t>(*std::max_element(sides->begin(), sides->end()));
+}
+
 // InternVL (internvl_chat): the tiling beside vision_config (max_dynamic_patch, use_thumbnail,
 // downsample_ratio, force_image_size) and InternViT's layer options inside it.
 Result<bool> read_internvl_tiling(const ConfigReader& top, const ConfigReader& vc, VisionConfig& v) {
@@ -96,10 +112,16 @@ Result<bool> read_internvl_tiling(const ConfigReader& top, const ConfigReader& v
   HR_TRY(downsample, get_number_in(top, "downsample_ratio", 0.0, 1.0));
   HR_TRY(forced, get_number_in(top, "force_image_size", 1.0, 65536.0));  // bounded before the int cast
   HR_TRY(qkv_bias, vc.get_bool("qkv_bias"));
-  HR_TRY(qk_norm, vc.get_bool("qk_normalization"));
+  HR_TRY(qk_normalization, vc.get_bool("qk_normalization"));
+  HR_TRY(use_qk_norm, vc.get_bool("use_qk_norm"));  // the -hf layout (InternVLVisionConfig)
+  const std::optional<bool> qk_norm = qk_normalization ? qk_normalization : use_qk_norm;
   HR_TRY(norm, vc.get_string("norm_type"));
   if (tiles) v.max_tiles = static_cast<int>(*tiles);
   if (thumbnail) v.thumbnail_tile = *thumbnail;
+  // The -hf layout writes no use_thumbnail: vLLM's interns1.py takes the image processor's
+  // crop_to_patches for it (preprocessor_config.json, not read here); taken as true, as the chat
+  // releases write use_thumbnail.
+  if (!thumbnail && is_internvl_hf_vision(v.model_type)) v.thumbnail_tile = true;
   if (downsample && v.pixel_shuffle_ratio == 0) v.pixel_shuffle_ratio = *downsample;
   if (forced) v.image_size = static_cast<int>(*forced);
   if (qkv_bias) v.qkv_bias = *qkv_bias;
@@ -381,8 +403,10 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   // Kimi-K2.5 writes its MoonViT sizes with a vt_ prefix.
   HR_TRY(depth, vc->first_int({"depth", "num_hidden_layers", "num_layers", "vt_num_hidden_layers"}));
   HR_TRY(heads, vc->first_int({"num_heads", "num_attention_heads", "vt_num_attention_heads"}));
-  HR_TRY(image, vc->get_int("image_size"));
-  HR_TRY(patch, vc->first_int({"patch_size", "spatial_patch_size"}));
+  HR_TRY(image, get_side(*vc, "image_size"));
+  HR_TRY(patch_side, get_side(*vc, "patch_size"));
+  HR_TRY(spatial_patch, vc->get_int("spatial_patch_size"));
+  const std::optional<std::int64_t> patch = patch_side ? patch_side : spatial_patch;
   HR_TRY(inter, vc->first_int({"intermediate_size", "vt_intermediate_size"}));
   HR_TRY(out, vc->first_int({"out_hidden_size", "vision_output_dim", "projection_dim"}));
   HR_TRY(written_embed, vc->get_int("embed_dim"));
@@ -407,7 +431,7 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
   if (depth) v.depth = static_cast<int>(depth->second);
   if (heads) v.num_heads = static_cast<int>(heads->second);
   if (image) v.image_size = static_cast<int>(*image);
-  if (patch) v.patch_size = static_cast<int>(patch->second);
+  if (patch) v.patch_size = static_cast<int>(*patch);
   if (out) v.out_hidden_size = static_cast<int>(out->second);
   if (temporal) v.temporal_patch_size = static_cast<int>(*temporal);
   if (merge) v.spatial_merge_size = static_cast<int>(*merge);

@@ -446,7 +446,12 @@ VisionFamily vision_family(const ModelSpec& m) {
   if (has(a, "PaddleOCRVL")) return VisionFamily::paddleocr;
   if (a == "MiniCPMV" || a == "MiniCPMO" || m.vision->resampler_queries > 0) return VisionFamily::minicpmv;
   if (has(a, "Llava") || vt == "clip_vision_model") return VisionFamily::clip;
-  if (has(a, "InternVLChatModel") || vt == "intern_vit_6b") return VisionFamily::internvl;
+  // The transformers layout (interns1.py: InternS1VisionModel, multi_modal_projector) has the same
+  // shapes under other names: q/k/v apart (3 h² in all), layer scales lambda_1/lambda_2, and the
+  // projector's layer_norm, linear_1, linear_2.
+  if (has(a, "InternVLChatModel") || vt == "intern_vit_6b" || has(a, "InternVLForConditionalGeneration") ||
+      has(a, "InternS1ForConditionalGeneration") || vt == "internvl_vision" || vt == "interns1_vision")
+    return VisionFamily::internvl;
   return VisionFamily::generic;
 }
 

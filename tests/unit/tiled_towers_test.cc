@@ -250,6 +250,49 @@ TEST(InternVl, QwenBackbonesProfileTheDummyVideo) {
   EXPECT_EQ(engine::encoder_profile(*lm2, {}, s, {0, 19, 0}, 2.0, {}).item.modality, "image");
 }
 
+// OpenGVLab/InternVL3-8B-hf's config.json shape: the transformers layout that vLLM serves with
+// interns1.py, which writes the sides as [height, width] and use_qk_norm / attention_bias.
+constexpr const char* k_internvl_hf = R"({"architectures": ["InternVLForConditionalGeneration"], "model_type": "internvl",
+  "downsample_ratio": 0.5, "image_seq_length": 256, "vision_feature_layer": -1, "torch_dtype": "bfloat16",
+  "text_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+    "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 151674,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false},
+  "vision_config": {"model_type": "internvl_vision", "hidden_size": 1024, "image_size": [448, 448], "intermediate_size": 4096,
+    "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": [14, 14], "attention_bias": true, "use_qk_norm": false,
+    "norm_type": "layer_norm", "use_mean_pooling": true}})";
+
+// The same model in the transformers layout is the same tower (InternS1VisionModel: q/k/v apart,
+// lambda_1/lambda_2 for ls1/ls2, multi_modal_projector for mlp1: the same shapes) and the same
+// dummy video (interns1.py get_num_frames_with_most_features, 448² frames of 256 embeddings).
+// Before, its [448, 448] image_size refused the model.
+TEST(InternVl, TheTransformersLayoutIsTheSameModel) {
+  auto chat = parse_model_config_text(k_internvl, "config.json");
+  auto hf = parse_model_config_text(k_internvl_hf, "config.json");
+  ASSERT_TRUE(chat) << chat.error().message;
+  ASSERT_TRUE(hf) << hf.error().message;
+  ASSERT_TRUE(hf->vision);
+  EXPECT_EQ(hf->vision->image_size, 448);
+  EXPECT_EQ(hf->vision->patch_size, 14);
+  EXPECT_TRUE(hf->vision->thumbnail_tile);
+  EXPECT_EQ(synthesize_weights(*hf).total_bytes, synthesize_weights(*chat).total_bytes);
+  ResolvedSettings s;
+  s.max_model_len = 32768;
+  s.max_num_batched_tokens = 8192;
+  s.max_num_seqs = 256;
+  const auto p = engine::encoder_profile(*hf, {}, s, {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "video");
+  EXPECT_EQ(p.item.patches, 131200);
+  VllmFlags no_video;
+  no_video.limit_mm_per_prompt["video"] = 0;
+  EXPECT_EQ(engine::encoder_profile(*hf, no_video, s, {0, 19, 0}, 2.0, {}).item.tokens, 3328);
+  // A side list that is not [height, width] is refused with the key named.
+  std::string three = k_internvl_hf;
+  three.replace(three.find("[448, 448]"), 10, "[448, 448, 3]");
+  auto refused = parse_model_config_text(three, "config.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("vision_config.image_size"), std::string::npos) << refused.error().message;
+}
+
 // internvl.py's projector mlp1 (LayerNorm over 4 x 1024 pixel-shuffled features, 4096 -> 3584 ->
 // 3584) and intern_vit.py's embeddings (class token, 1,025 learned positions).
 TEST(InternVl, WeightsHaveTheProjectorAndTheClassToken) {
