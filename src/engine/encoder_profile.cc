@@ -415,7 +415,7 @@ int mm_limit(const VllmFlags& flags, const std::string& modality) {
 }
 
 bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
-  if (!model.vision) return false;
+  if (!model.vision && !model.audio) return false;
   if (flags.language_model_only) return true;
   if (flags.limit_mm_per_prompt.empty()) return false;
   for (const char* modality : {"image", "video", "audio"}) {
@@ -425,6 +425,7 @@ bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
       // take images (and video where takes_video says so), audio only where an audio encoder is
       // read (the omni models).
       if (std::string(modality) == "audio" && !model.audio) continue;
+      if (std::string(modality) != "audio" && !model.vision) continue;  // an audio-only model (Qwen2-Audio)
       if (std::string(modality) == "video" && !takes_video(model)) continue;
       return false;
     }
@@ -433,6 +434,9 @@ bool text_only_mode(const ModelSpec& model, const VllmFlags& flags) {
 }
 
 bool skips_tower_weights(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version) {
+  // An audio-only model (Qwen2-Audio) drops its tower only through the per-modality marking of
+  // v0.15 (skips_one_tower); #22299's text-only skip is taken as the vision models'.
+  if (!model.vision) return false;
   // Gemma 4 12B builds its embedders outside _mark_tower_model (gemma4_unified.py), so vLLM
   // loads them in text-only mode too.
   if (family_of(model) == Family::gemma4_unified) return false;
@@ -449,7 +453,10 @@ bool marks_towers_per_modality(const VllmVersion& version) { return !(version < 
 bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version, const std::string& modality) {
   // Gemma 3n marks both towers; minicpmo.py its Whisper encoder (_mark_tower_model(vllm_config,
   // "audio")) in the same change.
-  const bool marked = family_of(model) == Family::gemma3n || (model.architecture == "MiniCPMO" && modality == "audio");
+  // qwen2_audio.py builds its audio_tower and multi_modal_projector under
+  // _mark_tower_model(vllm_config, "audio") in 2026 code; taken from the same change.
+  const bool audio_marked = model.architecture == "MiniCPMO" || model.architecture == "Qwen2AudioForConditionalGeneration";
+  const bool marked = (model.vision && family_of(model) == Family::gemma3n) || (audio_marked && modality == "audio");
   if (!marked || !marks_towers_per_modality(version) || (modality == "audio" && !model.audio)) return false;
   return flags.language_model_only || mm_limit(flags, modality) == 0;
 }

@@ -133,12 +133,18 @@ Bytes online_fp8_load_peak(const ModelSpec& model, const WeightPlan& plan, const
   return fp8_bytes;
 }
 
+// The towers' settings a config writes: "vision", "audio" or both.
+std::string settings_named(const ModelSpec& model) {
+  if (model.vision && model.audio) return "vision and audio";
+  return model.vision ? "vision" : "audio";
+}
+
 // Where the multimodal towers' share of the weights comes from: the checkpoint's headers, or the
 // towers laid out from the config by vLLM's module shapes for the family (synthesize_weights).
 std::string tower_note(const ModelSpec& model, const StageWeights& first) {
   const bool gguf = model.quantization && model.quantization->method == "gguf";
   std::string source = model.weights ? (gguf ? "exact from the GGUF header" : "exact from the checkpoint's safetensors headers")
-                                     : "laid out from the model's config (its vision" + std::string(model.audio ? " and audio" : "") +
+                                     : "laid out from the model's config (its " + settings_named(model) +
                                            " settings, in vLLM's module shapes for " + model.architecture + ")";
   return "the weights include " + util::fixed(to_gib(first.tower_bytes), 2) +
          " GiB of multimodal encoders and projectors on the first GPU, " + source;

@@ -68,6 +68,13 @@ void encoder_allowance(bool dynamic_resolution_vision, const ModelUncertainty& m
                           "pass on the largest dummy image (up to 3 GiB less KV cache)");
     below += allowance;
   }
+  if (model.audio_pass_unsized) {
+    // The clips vLLM profiles are 30 s each (3,000 mel frames, 750 tokens), as many as the encoder
+    // budget holds (10 at 8,192 batched tokens); the pass is bounded as an unsized vision tower's is.
+    u.reasons.push_back("the audio encoder's profile pass on vLLM's dummy 30 s clips is not sized: the activation estimate "
+                        "leaves it out (up to 3 GiB less KV cache)");
+    below += static_cast<double>(from_gib(3.0));
+  }
   if (model.encoder_pass_estimate > 0) {
     // The encoder's peak is derived from the tower's widths on vLLM's dummy batch (encoder_profile.cc);
     // kernels' workspaces and the allocator's rounding are not in it, so the range allows half of

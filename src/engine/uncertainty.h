@@ -53,6 +53,8 @@ struct ModelUncertainty {
   Bytes encoder_pass_estimate = 0;    // the modelled encoder peak (encoder_profile.h), when it sets the activation peak
   bool encoder_pass_modelled = false; // encoder_profile.cc sized vLLM's dummy batch for this tower
   std::string unsized_tower;          // the architecture, when vLLM runs a pass headroom does not size
+  // An audio-only model (Qwen2-Audio) whose audio encoder vLLM profiles on its dummy clips: not sized.
+  bool audio_pass_unsized = false;
   Bytes encoder_other_reading = 0;    // the encoder pass's other reading (EncoderProfile::other_reading)
   std::string encoder_other_reading_why;
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)

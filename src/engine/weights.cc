@@ -317,6 +317,26 @@ double rocm_moe_row_factor(const ModelSpec& model, const WeightPlan& plan, std::
   return (row + 256.0) / row;
 }
 
+// Tensors a checkpoint holds that vLLM's model class does not load here.
+bool not_loaded(std::string_view name, const ModelSpec& model, const WeightPlan& plan) {
+  // Omni checkpoints: vLLM serves the thinker (Qwen3OmniMoeThinkerForConditionalGeneration,
+  // Qwen2_5OmniThinkerForConditionalGeneration), whose loader skips the talker's and the
+  // speech decoder's weights.
+  if (name.starts_with("talker.") || name.starts_with("code2wav.") || name.starts_with("token2wav.")) return true;
+  if (model.architecture == "Phi4MMForCausalLM" && phi4mm_not_loaded(name, model)) return true;
+  // MiniCPM-o's speech decoder: minicpmo.py loads with AutoWeightsLoader(skip_prefixes=["tts"]).
+  if (model.architecture == "MiniCPMO" && name.starts_with("tts.")) return true;
+  // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
+  // model classes leave their towers unbuilt and skip their weights (#22299).
+  if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) return true;
+  if (plan.skip_image_tower && (contains(name, "vision_tower.") || contains(name, "embed_vision."))) return true;
+  // Qwen2-Audio's multi_modal_projector is its audio tower's.
+  const bool qwen2_audio = model.architecture == "Qwen2AudioForConditionalGeneration";
+  return plan.skip_audio_tower &&
+         (contains(name, "audio_tower.") || contains(name, "embed_audio.") || name.starts_with("apm.") ||
+          name.starts_with("audio_projection_layer.") || (qwen2_audio && name.starts_with("multi_modal_projector.")));
+}
+
 }  // namespace
 
 std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInventory& inventory, const WeightPlan& plan) {
@@ -352,8 +372,6 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
   std::vector<double> stage_tower_bytes(static_cast<std::size_t>(pp), 0.0);
   double embedding_rank_bytes = 0;
 
-  const bool phi4mm = model.architecture == "Phi4MMForCausalLM";
-  const bool minicpmo = model.architecture == "MiniCPMO";
   PrefixMemo prefixes;
   for (const auto& t : inventory.tensors) {
     std::string_view name = t.name;
@@ -362,20 +380,7 @@ std::vector<StageWeights> stage_weights(const ModelSpec& model, const WeightsInv
     // speculative config (deepseek_v2.py skips them).
     if (layer && *layer >= model.num_layers) continue;
     if (contains(name, "mtp.") || contains(name, "nextn")) continue;
-    // Omni checkpoints: vLLM serves the thinker (Qwen3OmniMoeThinkerForConditionalGeneration,
-    // Qwen2_5OmniThinkerForConditionalGeneration), whose loader skips the talker's and the
-    // speech decoder's weights.
-    if (name.starts_with("talker.") || name.starts_with("code2wav.") || name.starts_with("token2wav.")) continue;
-    if (phi4mm && phi4mm_not_loaded(name, model)) continue;
-    // MiniCPM-o's speech decoder: minicpmo.py loads with AutoWeightsLoader(skip_prefixes=["tts"]).
-    if (minicpmo && name.starts_with("tts.")) continue;
-    // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the
-    // model classes leave their towers unbuilt and skip their weights (#22299).
-    if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) continue;
-    if (plan.skip_image_tower && (contains(name, "vision_tower.") || contains(name, "embed_vision."))) continue;
-    if (plan.skip_audio_tower && (contains(name, "audio_tower.") || contains(name, "embed_audio.") || name.starts_with("apm.") ||
-                                  name.starts_with("audio_projection_layer.")))
-      continue;
+    if (not_loaded(name, model, plan)) continue;
     double bytes = static_cast<double>(t.bytes);
     std::int64_t elements = 1;
     for (auto d : t.shape) elements *= d;
@@ -471,6 +476,7 @@ std::string model_plan_key(const ModelSpec& model, const WeightPlan& plan) {
          plan.dtype + '/' + plan.online_quantization + '/' + plan.gpu_architecture + '/' + partition + '/' +
          std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
          (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "") +
+         (plan.skip_image_tower ? "/no-image-tower" : "") + (plan.skip_audio_tower ? "/no-audio-tower" : "") +
          "/rope" + std::to_string(plan.rope_cache_positions_factor) + (plan.rocm_moe_padding ? "/rocm-moe-padding" : "");
 }
 

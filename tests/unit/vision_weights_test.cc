@@ -543,6 +543,46 @@ TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
   EXPECT_TRUE(find_tensor(inv, "visual.blocks.31.mlp.gate_proj.weight"));  // Qwen2.5-VL's gated MLP
 }
 
+// Qwen/Qwen2-Audio-7B-Instruct's config.json (its audio_config writes Whisper-large-v3's encoder:
+// 128 mel bins, 32 layers of 1,280, 1,500 positions). qwen2_audio.py builds transformers'
+// Qwen2AudioEncoder and one projector: conv1 128 -> 1,280 and conv2 1,280 -> 1,280, kernel 3 with
+// biases (492,800 and 4,916,480); the position table 1,500 x 1,280 (1,920,000); per layer q/v/out
+// 1,280² with biases and k without, two LayerNorms, fc1/fc2 1,280 <-> 5,120 (19,676,160; 32 of
+// them); the closing layer_norm (2,560): 636,968,960; multi_modal_projector.linear 1,280 -> 4,096
+// with bias (5,246,976). With the Qwen-7B language model (7,755,190,272) that is the release's 8.4 B.
+// Before, the audio tower was not counted (14.45 GiB instead of 15.64).
+TEST(VisionWeights, Qwen2AudioCountsItsWhisperEncoderAndProjector) {
+  auto m = parse_model_config_text(R"({"architectures": ["Qwen2AudioForConditionalGeneration"], "model_type": "qwen2_audio",
+    "audio_config": {"model_type": "qwen2_audio_encoder", "d_model": 1280, "encoder_attention_heads": 20, "encoder_ffn_dim": 5120,
+      "encoder_layers": 32, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 4096, "intermediate_size": 11008,
+      "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 156032,
+      "max_position_embeddings": 8192, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}, "torch_dtype": "bfloat16"})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_FALSE(m->vision);
+  ASSERT_TRUE(m->audio);
+  const WeightsInventory inv = synthesize_weights(*m);
+  EXPECT_EQ(params_with_prefix(inv, "audio_tower."), 636968960);
+  EXPECT_EQ(params_with_prefix(inv, "multi_modal_projector."), 5246976);
+  // Audio at 0 is text-only mode; the tower and projector, built under _mark_tower_model(..., "audio"),
+  // are dropped from v0.15.
+  VllmFlags text_only;
+  text_only.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_TRUE(engine::text_only_mode(*m, text_only));
+  const auto tower = static_cast<double>(636968960 + 5246976) * 2.0;
+  const Prediction with = test_support::run(*m, test_support::gpus("H100"), VllmFlags{});
+  const Prediction v19 = test_support::run(*m, test_support::gpus("H100"), text_only, VllmVersion{0, 19, 0});
+  const Prediction v14 = test_support::run(*m, test_support::gpus("H100"), text_only, VllmVersion{0, 14, 0});
+  EXPECT_NEAR(static_cast<double>(with.memory.weights - v19.memory.weights), tower, 1e6) << with.memory.weights << " " << v19.memory.weights << " " << v14.memory.weights;
+  EXPECT_EQ(v14.memory.weights, with.memory.weights);
+  // vLLM profiles the audio encoder on its dummy clips, which headroom does not size: the range says so.
+  ASSERT_TRUE(with.uncertainty);
+  bool named = false;
+  for (const auto& r : with.uncertainty->reasons) named = named || r.find("audio encoder's profile pass") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 // A GLM-4.1V-9B-shaped vision_config (hidden 1536, 24 blocks, out_hidden_size 4096, intermediate
 // 13696, 336-pixel images of 14-pixel patches, attention_bias false). transformers' Glm4vVisionModel
 // and vLLM's glm4_1v.py build: the position table 576 x 1536 (884,736); the Conv3d 3 x 2 x 14 x 14 ->
