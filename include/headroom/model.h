@@ -112,6 +112,10 @@ struct HybridConfig {
   int kda_num_heads = 0;
   int kda_head_dim = 0;
   int kda_conv_kernel = 0;
+  // LFM2's short-convolution layers (layer_types "conv"): kept as Mamba layers whose state is the
+  // convolution's alone (mamba_intermediate_size = conv_dim, conv_kernel = conv_L_cache, no SSM).
+  bool short_conv = false;
+  bool conv_bias = false;
   // Nemotron-H hybrid_override_pattern, one character per layer: M Mamba-2, * attention,
   // - MLP only, E MoE ("" when the model has no such pattern).
   std::string layer_pattern;

@@ -1,6 +1,7 @@
 // Per-layer structure of a config.json: attention kinds (sliding, chunked, cross, Mamba, linear),
 // MoE placement, MLA and hybrid state sizes.
 #include <algorithm>
+#include <cmath>
 
 #include "model/model_internal.h"
 
@@ -17,6 +18,8 @@ std::optional<LayerKind> kind_from_name(std::string_view s) {
   if (s == "cross_attention") return LayerKind::cross_attention;
   if (s == "linear_attention") return LayerKind::linear_attention;
   if (s == "mamba" || s == "mamba2") return LayerKind::mamba;
+  // LFM2's short convolutions: a state per request like Mamba's (read_lfm2 sizes it).
+  if (s == "conv") return LayerKind::mamba;
   // Nemotron-3 Ultra layers_block_type: MLP / MoE layers hold no cache.
   if (s == "moe" || s == "mlp") return LayerKind::no_attention;
   return std::nullopt;
@@ -157,8 +160,9 @@ Result<bool> read_moe(const ConfigReader& t, ModelSpec& spec) {
   if (shared_width) m.shared_expert_intermediate_size = static_cast<int>(shared_width->second);
   HR_TRY(expert_dtype, t.get_string("expert_dtype"));
   m.routed_experts_fp4 = expert_dtype && *expert_dtype == "fp4";
-  HR_TRY(first_dense, t.get_int("first_k_dense_replace"));
-  if (first_dense) m.first_k_dense_replace = static_cast<int>(*first_dense);
+  // LFM2-MoE (Lfm2MoeConfig) names it num_dense_layers: its first layers keep a dense MLP.
+  HR_TRY(first_dense, t.first_int({"first_k_dense_replace", "num_dense_layers"}));
+  if (first_dense) m.first_k_dense_replace = static_cast<int>(first_dense->second);
   const bool freq_is_list = t.has("moe_layer_freq") && t.json().at("moe_layer_freq").is_array();
   if (freq_is_list) {
     // MiMo-V2-Flash writes moe_layer_freq as one 0/1 per layer: 0 marks a dense layer.
@@ -205,7 +209,43 @@ Result<bool> read_mla(const ConfigReader& t, ModelSpec& spec) {
   return true;
 }
 
+// LFM2 (lfm2.py, transformers' Lfm2Config): short-convolution layers (ShortConv: in_proj to 3 ×
+// conv_dim, a depthwise kernel of conv_L_cache, out_proj) among attention layers, and an MLP whose
+// width block_auto_adjust_ff_dim reshapes as Lfm2MLP does: int(2 × I / 3), times
+// block_ffn_dim_multiplier, rounded up to block_multiple_of. The convolution's state per request
+// is (conv_L_cache − 1) × conv_dim / tp in the model dtype (mamba_utils.py short_conv_state_shape
+// and short_conv_state_dtype).
+Result<bool> read_lfm2(const ConfigReader& t, ModelSpec& spec) {
+  HR_TRY(kernel, t.get_int("conv_L_cache"));
+  HR_TRY(conv_dim, t.get_int("conv_dim"));
+  HR_TRY(bias, t.get_bool("conv_bias"));
+  HR_TRY(adjust, t.get_bool("block_auto_adjust_ff_dim"));
+  HR_TRY(multiple, t.get_int("block_multiple_of"));
+  HR_TRY(multiplier, t.get_number("block_ffn_dim_multiplier"));
+  HR_TRY(ff_dim, t.get_int("block_ff_dim"));
+  const std::int64_t k = kernel.value_or(3), dim = conv_dim.value_or(spec.hidden_size);
+  if (k < 1 || k > 64 || dim < 1 || dim > (1 << 20))
+    return make_error(ErrorCode::parse_error, "expected conv_L_cache in 1..64 and conv_dim in 1..2^20", t.where("conv_L_cache"));
+  HybridConfig h;
+  h.short_conv = true;
+  h.conv_bias = bias.value_or(false);
+  h.conv_kernel = static_cast<int>(k);
+  h.mamba_intermediate_size = static_cast<int>(dim);
+  spec.hybrid = h;
+  if (!t.has("intermediate_size") && ff_dim) spec.intermediate_size = static_cast<int>(std::clamp<std::int64_t>(*ff_dim, 1, 1 << 24));
+  // Lfm2MoeMLP takes intermediate_size as written (lfm2_moe.py); only Lfm2MLP reshapes it.
+  if (adjust.value_or(false) && spec.model_type == "lfm2") {
+    const std::int64_t m = std::clamp<std::int64_t>(multiple.value_or(256), 1, 1 << 16);
+    auto width = static_cast<std::int64_t>(2.0 * spec.intermediate_size / 3.0);
+    if (multiplier && std::isfinite(*multiplier) && *multiplier > 0 && *multiplier < 64)
+      width = static_cast<std::int64_t>(*multiplier * static_cast<double>(width));
+    spec.intermediate_size = static_cast<int>(m * ((width + m - 1) / m));
+  }
+  return true;
+}
+
 Result<bool> read_hybrid(const ConfigReader& t, ModelSpec& spec) {
+  if (spec.model_type == "lfm2" || spec.model_type == "lfm2_moe") return read_lfm2(t, spec);
   HybridConfig h;
   bool any = false;
   auto set = [&](int& field, const std::vector<std::string>& keys) -> Result<bool> {

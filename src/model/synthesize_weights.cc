@@ -404,6 +404,21 @@ void add_mamba(Builder& b, const ModelSpec& m, const std::string& p) {
   b.linear(p + "out_proj", H, I);
 }
 
+// LFM2's ShortConv (short_conv.py): in_proj from the width to 3 × conv_dim (B, C and x), the
+// depthwise kernel as a [conv_dim, conv_L_cache] linear, out_proj back; biased with conv_bias.
+void add_short_conv(Builder& b, const ModelSpec& m, const std::string& p) {
+  const auto& h = *m.hybrid;
+  const std::int64_t H = m.hidden_size, D = h.mamba_intermediate_size;
+  b.linear(p + "in_proj", 3 * D, H);
+  b.dense(p + "conv.weight", {D, 1, std::max(1, h.conv_kernel)});
+  b.linear(p + "out_proj", H, D);
+  if (h.conv_bias) {
+    b.dense(p + "in_proj.bias", {3 * D});
+    b.dense(p + "conv.bias", {D});
+    b.dense(p + "out_proj.bias", {H});
+  }
+}
+
 void add_gated_deltanet(Builder& b, const ModelSpec& m, const std::string& p) {
   const auto& h = *m.hybrid;
   const std::int64_t H = m.hidden_size, hk = h.linear_num_key_heads, hv = h.linear_num_value_heads,
@@ -1387,7 +1402,10 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
       continue;
     }
     switch (kind) {
-      case LayerKind::mamba: add_mamba(b, m, p + "mamba."); break;
+      case LayerKind::mamba:
+        if (m.hybrid && m.hybrid->short_conv) add_short_conv(b, m, p + "conv.");
+        else add_mamba(b, m, p + "mamba.");
+        break;
       case LayerKind::linear_attention: add_gated_deltanet(b, m, p + "linear_attn."); break;
       case LayerKind::no_attention: break;
       default: add_attention(b, m, p, kind == LayerKind::cross_attention, kind); break;
