@@ -162,8 +162,11 @@ ArchitectureStanding architecture_standing(const StartupCheckInputs& in) {
   // A generative class (what `vllm serve` loads) that neither vLLM's registry nor transformers'
   // generative auto-mappings name: vLLM refuses it. Other classes (pooling models, base models) may
   // still reach the Transformers backend through classes outside the mappings read.
+  // A release after the registry was read may have added the class (vLLM adds several a month):
+  // only up to that release is the refusal a fact.
   const bool generative = arch.ends_with("ForCausalLM") || arch.ends_with("ForConditionalGeneration");
-  return generative ? ArchitectureStanding::refused : ArchitectureStanding::unknown_but_maybe_served;
+  return generative && !(registry.read_at < in.version) ? ArchitectureStanding::refused
+                                                        : ArchitectureStanding::unknown_but_maybe_served;
 }
 
 std::string shown_architecture(const std::string& arch) { return arch.size() > 80 ? arch.substr(0, 80) + "..." : arch; }
@@ -185,8 +188,11 @@ std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
   if (architecture_standing(in) != ArchitectureStanding::unknown_but_maybe_served) return out;
   const auto& registry = architecture_registry();
   const std::string shown = shown_architecture(in.model.architecture);
-  out.push_back("architecture " + shown + " is not in vLLM's model registry (read at v" + registry.read_at.to_string() +
-                "): unless transformers has this class (vLLM's Transformers backend) or the config's auto_map names remote "
+  const std::string since = registry.read_at < in.version
+                                ? "; vLLM " + in.version.to_string() + " is newer and may have added it, and if it has not,"
+                                : ":";
+  out.push_back("architecture " + shown + " is not in vLLM's model registry (read at v" + registry.read_at.to_string() + ")" +
+                since + " unless transformers has this class (vLLM's Transformers backend) or the config's auto_map names remote "
                 "code, vLLM stops with \"Model architectures ['" + shown + "'] are not supported for now.\"");
   return out;
 }
