@@ -185,6 +185,15 @@ TEST(Mllama, LaterReleasesRefuseTheArchitecture) {
   EXPECT_TRUE(test_support::run(m, test_support::gpus("H100"), f, VllmVersion{0, 10, 2}).starts);
 }
 
+// An H100's batch defaults (8,192 batched tokens, 256 sequences) at `max_model_len`.
+ResolvedSettings h100_defaults_at(std::int64_t max_model_len) {
+  ResolvedSettings s;
+  s.max_model_len = max_model_len;
+  s.max_num_batched_tokens = 8192;
+  s.max_num_seqs = 256;
+  return s;
+}
+
 // InternVL (internvl.py): get_image_size_with_most_features picks max_dynamic_patch tiles (12 in
 // the config) plus the thumbnail: 13 tiles of 448 pixels, each 32 x 32 patches and a class token in
 // InternViT and num_image_token = 32² × 0.5² = 256 embeddings, so 3,328 per image. The encoder
@@ -221,10 +230,7 @@ TEST(InternVl, QwenBackbonesProfileTheDummyVideo) {
   auto m = parse_model_config_text(k_internvl, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->model_type, "qwen2");
-  ResolvedSettings s;
-  s.max_model_len = 32768;
-  s.max_num_batched_tokens = 8192;
-  s.max_num_seqs = 256;
+  ResolvedSettings s = h100_defaults_at(32768);
   const auto p = engine::encoder_profile(*m, {}, s, {0, 19, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "video");
   EXPECT_EQ(p.item.tokens, 32768);
@@ -275,10 +281,7 @@ TEST(InternVl, TheTransformersLayoutIsTheSameModel) {
   EXPECT_EQ(hf->vision->patch_size, 14);
   EXPECT_TRUE(hf->vision->thumbnail_tile);
   EXPECT_EQ(synthesize_weights(*hf).total_bytes, synthesize_weights(*chat).total_bytes);
-  ResolvedSettings s;
-  s.max_model_len = 32768;
-  s.max_num_batched_tokens = 8192;
-  s.max_num_seqs = 256;
+  ResolvedSettings s = h100_defaults_at(32768);
   const auto p = engine::encoder_profile(*hf, {}, s, {0, 19, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "video");
   EXPECT_EQ(p.item.patches, 131200);
