@@ -309,6 +309,25 @@ void glm4v_tied_reading(EncoderProfile& p, const ModelSpec& model, const VllmFla
                         util::fixed(to_gib(p.other_reading), 2) + " GiB more";
 }
 
+// Qwen2-VL-style towers whose budgeted video ties with the image (max_model_len from two up to
+// three images' tokens with images on: the budget's video has max_model_len less one image).
+// budget.py orders the modalities by iterating a set of their names, so which one
+// get_modality_with_max_tokens returns on a tie depends on Python's string hashing, different in
+// each process: the image is the estimate, and the dummy video vLLM would then build (all of
+// max_model_len, {video: 1}), when its pass is larger, the range's other reading.
+void qwen_tied_video_reading(EncoderProfile& p, const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                             const VllmVersion& version, double per_patch) {
+  if (p.item.modality != "image" || mm_limit(flags, "video") == 0) return;
+  const auto video = qwen2_vl_profiled_video(model, flags, version, s.max_model_len, qwen_item(model, flags));
+  if (!video || video->budget_tokens != std::max(p.item.tokens, p.item.budget_tokens)) return;
+  const auto other = static_cast<Bytes>(std::min(static_cast<double>(video->patches) * per_patch, k_most_bytes));
+  if (other <= p.encoder_peak) return;
+  p.other_reading = other - p.encoder_peak;
+  p.other_reading_why = "the dummy image and the video vLLM budgets count the same tokens here, and which one it profiles "
+                        "depends on the order Python's string hashing gives the modalities: profiling the " +
+                        video->source + " would take " + util::fixed(to_gib(p.other_reading), 2) + " GiB more";
+}
+
 // DeepSeek-VL2's dummy image (deepseek_vl2.py): the candidate resolution with the most tokens
 // (VisionConfig::tile_rows × tile_cols of 384² tiles, 9 × 1 in the release) is cut into its local
 // tiles and a global view, all encoded in one call; timm pads each 384² tile to 392² (28² = 784
@@ -597,6 +616,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (family == Family::gemma4) gemma4_peak(p, version, device, per_patch, dtype_bytes);
   if (family == Family::ovis25) ovis25_peak(p, model, flags, settings, per_patch, items_on_rank, dtype_bytes);
   if (family == Family::glm4v) glm4v_tied_reading(p, model, flags, settings, version, items_on_rank / p.items * per_patch);
+  if (family == Family::qwen_dynamic) qwen_tied_video_reading(p, model, flags, settings, version, per_patch);
   // Qwen3-VL hands the language model each token's merged features and one more copy per
   // deepstack level, concatenated (qwen3_vl.py Qwen3_VisionTransformer.forward: torch.cat of the
   // merger's output and deepstack_feature_lists; out_hidden_size × (1 + len(deepstack_visual_indexes))),

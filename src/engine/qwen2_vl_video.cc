@@ -2,7 +2,9 @@
 // processing info and dummy-input builder) as stored at about v0.11.0 and in 2026 code:
 // - get_mm_max_tokens_per_item sizes one image and one video with mm_counts of 1 per active
 //   modality (multimodal/budget.py: dict.fromkeys(active_modalities, 1)), whatever
-//   --limit-mm-per-prompt's counts, which only switch a modality on (> 0; unset is 999).
+//   --limit-mm-per-prompt's counts, which only switch a modality on (> 0; unset is 999); so the
+//   video it budgets has max_model_len less the image's tokens (get_num_frames_with_most_features),
+//   while the profile run's dummy (_get_mm_dummy_batch: {video: 1}) has all of max_model_len.
 // - The video's frames are the largest image's size (get_image_size_with_most_features; the token
 //   arithmetic uses the image processor's max_pixels) and number
 //   get_num_frames_with_most_features(max_model_len): _get_max_video_frames adds frames while the
@@ -55,11 +57,16 @@ std::optional<EncoderItem> qwen2_vl_profiled_video(const ModelSpec& model, const
   const std::int64_t image_tokens = largest_image.tokens, image_patches = largest_image.patches;
   if (image_tokens <= 0 || image_patches <= 0 || max_model_len <= 0) return std::nullopt;
   const std::int64_t temporal = model.vision->temporal_patch_size > 0 ? model.vision->temporal_patch_size : 2;
-  // _get_max_video_frames: n frames fit while grid_t(n) x T <= L, so the last n with
-  // ceil(n / temporal) <= L / T.
-  const std::int64_t slices = std::max<std::int64_t>(1, max_model_len / image_tokens);
-  const std::int64_t frames = std::min(k_max_frames_per_video, std::max<std::int64_t>(1, slices * temporal));
-  const std::int64_t grid_t = grid_t_of(frames, temporal);
+  // _get_max_video_frames: n frames fit while grid_t(n) x T <= room, so the last n with
+  // ceil(n / temporal) <= room / T. The budget's room is max_model_len less one image where images
+  // are on (budget.py passes mm_counts {image: 1, video: 1}); the run's dummy ({video: 1}) has all of it.
+  const auto frames_within = [&](std::int64_t room) {
+    const std::int64_t slices = std::max<std::int64_t>(1, room / image_tokens);
+    return std::min(k_max_frames_per_video, std::max<std::int64_t>(1, slices * temporal));
+  };
+  const std::int64_t frames = frames_within(max_model_len);
+  const std::int64_t budget_room = max_model_len - (mm_limit(flags, "image") > 0 ? image_tokens : 0);
+  const std::int64_t grid_t = grid_t_of(frames_within(budget_room), temporal);
   // --limit-mm-per-prompt's video num_frames (v0.11+ VideoDummyOptions) can only shrink the video
   // that runs; vLLM's budget keeps the estimate (processing/dummy_inputs.py _get_dummy_videos).
   std::int64_t run_frames = frames;

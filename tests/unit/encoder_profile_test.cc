@@ -484,34 +484,43 @@ TEST(EncoderProfile, ProcessorKwargsShrinkTheLargestImage) {
   EXPECT_EQ(video.item.tokens, 7 * 35 * 35);
 }
 
-// qwen2_vl.py from v0.11: vLLM sizes one video of min(max(2 floor(L / T), 1), 14) frames at the
-// largest image's 3584 x 3584 (T = 16,384 tokens, 65,536 patches per temporal slice of 2 frames),
-// whatever --limit-mm-per-prompt's counts; it outranks the image from L = 2T and is then profiled.
-// At max_model_len 128000: 14 frames, 7 slices, 114,688 tokens and 458,752 patches, attention within
-// each slice (a 2026 vLLM log of a model that loads 15.67 GiB, a 7B Qwen2.5-VL's size, reads
-// "budget of 114688 tokens, and profiled with 1 video items"). At 49152: 6 frames, 3 slices. Before v0.11 (#25553) the run's video came from
+// qwen2_vl.py from v0.11: the profile run's dummy video ({video: 1}) is min(max(2 floor(L / T), 1), 14)
+// frames at the largest image's 3584 x 3584 (T = 16,384 tokens, 65,536 patches per temporal slice
+// of 2 frames); the video vLLM budgets (budget.py: mm_counts {image: 1, video: 1}) has L less one
+// image (get_num_frames_with_most_features), whatever --limit-mm-per-prompt's counts. At
+// max_model_len 128000 the budget counts (128000 − 16384) / 16384 = 6 slices, 12 frames, 98,304
+// tokens, more than the image, so the video is profiled: 14 frames, 7 slices, 114,688 tokens and
+// 458,752 patches, attention within each slice. (A 2026 vLLM log of a 7B Qwen2.5-VL-sized model
+// reads "budget of 114688 tokens": 7 slices of room, so a max_model_len of at least 131,072 or
+// images off there.) At 49152: a budget of 2 slices, a run of 6 frames, 3 slices. At 32768 the
+// budget's video (1 slice) ties with the image: the image is the estimate and the 2-slice video
+// the range's other reading. Before v0.11 (#25553) the run's video came from
 // max_num_batched_tokens, and the image stays. A video num_frames of 4 shrinks what runs (2 slices)
 // but not what vLLM budgets; with images off the video is profiled even at one slice.
 TEST(EncoderProfile, Qwen25VlProfilesItsDummyVideoAtLongContexts) {
   const ModelSpec m = model("Qwen/Qwen2.5-VL-7B-Instruct");
   auto p = engine::encoder_profile(m, {}, settings(8192, 256, 128000), {0, 19, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "video");
-  EXPECT_EQ(p.item.budget_tokens, 114688);
+  EXPECT_EQ(p.item.budget_tokens, 98304);
   EXPECT_EQ(p.item.tokens, 114688);
   EXPECT_EQ(p.item.patches, 458752);
   EXPECT_EQ(p.item.attention_span, 65536);
-  EXPECT_EQ(p.encoder_budget, 114688);
+  EXPECT_EQ(p.encoder_budget, 98304);
   EXPECT_EQ(p.items, 1);
   auto image = engine::encoder_profile(m, {}, settings(8192, 256, 16384), {0, 19, 0}, 2.0, {});
   EXPECT_GT(p.encoder_peak, 5 * image.encoder_peak);
   EXPECT_EQ(engine::encoder_profile(m, {}, settings(8192, 256, 49152), {0, 19, 0}, 2.0, {}).item.tokens, 3 * 16384);
+  auto tied = engine::encoder_profile(m, {}, settings(8192, 256, 32768), {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(tied.item.modality, "image");
+  EXPECT_GT(tied.other_reading, tied.encoder_peak / 2);
+  EXPECT_NE(tied.other_reading_why.find("4 frames"), std::string::npos) << tied.other_reading_why;
   EXPECT_EQ(engine::encoder_profile(m, {}, settings(8192, 256, 128000), {0, 10, 1}, 2.0, {}).item.modality, "image");
   VllmFlags four;
   four.limit_mm_per_prompt["video"] = 1;
   four.mm_dummy_sizes["video"] = {0, 0, 4};
   auto shrunk = engine::encoder_profile(m, four, settings(8192, 256, 128000), {0, 19, 0}, 2.0, {});
   EXPECT_EQ(shrunk.item.patches, 2 * 65536);
-  EXPECT_EQ(shrunk.item.budget_tokens, 114688);
+  EXPECT_EQ(shrunk.item.budget_tokens, 98304);
   VllmFlags no_images;
   no_images.limit_mm_per_prompt["image"] = 0;
   auto videos_only = engine::encoder_profile(m, no_images, settings(8192, 256, 16384), {0, 19, 0}, 2.0, {});
