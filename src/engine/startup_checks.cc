@@ -183,6 +183,11 @@ std::optional<std::string> dropped_architecture_note(const std::string& architec
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
   std::vector<std::string> out = unrecognized_flag_warnings(in.flags, in.version);
   if (auto note = dropped_architecture_note(in.model.architecture, in.version)) out.push_back(*note);
+  // Whisper (whisper.py) is an encoder-decoder: headroom reads it as a decoder-only model.
+  if (in.model.model_type == "whisper")
+    out.push_back("Whisper is an encoder-decoder model, which headroom does not model: the audio encoder's weights, the "
+                  "decoder's own layer count (decoder_layers) and its cross-attention cache over the encoder's 1,500 "
+                  "positions per request are not in this prediction");
   // A class outside every list read might be one transformers has elsewhere (the Transformers
   // backend): a warning, not a predicted failure.
   if (architecture_standing(in) != ArchitectureStanding::unknown_but_maybe_served) return out;

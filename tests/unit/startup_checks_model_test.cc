@@ -75,6 +75,18 @@ TEST(StartupChecksModel, GenerativeArchitectureNobodyHasFails) {
   EXPECT_TRUE(has_warning(later, "vLLM 0.19.0 is newer and may have added it"));
 }
 
+// openai/whisper-large-v3-turbo's config.json: an encoder-decoder (32 encoder layers, 4 decoder
+// layers) that headroom reads as a decoder-only model; the prediction says what it leaves out.
+TEST(StartupChecksModel, WhisperIsNamedAsNotModelled) {
+  auto m = parse_model_config_text(R"({"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper",
+    "d_model": 1280, "decoder_attention_heads": 20, "decoder_ffn_dim": 5120, "decoder_layers": 4, "encoder_attention_heads": 20,
+    "encoder_ffn_dim": 5120, "encoder_layers": 32, "max_source_positions": 1500, "max_target_positions": 448,
+    "num_hidden_layers": 32, "num_mel_bins": 128, "vocab_size": 51866, "torch_dtype": "float16"})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_TRUE(has_warning(run(*m, gpus("H100"), VllmFlags{}), "Whisper is an encoder-decoder model, which headroom does not model"));
+}
+
 // A class transformers has runs on vLLM's Transformers backend (NanoChat is in transformers'
 // MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, not in vLLM's registry as read).
 TEST(StartupChecksModel, TransformersBackendArchitectureStarts) {
