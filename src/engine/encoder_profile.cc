@@ -588,7 +588,10 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   p.item = sized_item(model, family, flags, settings, version);
   if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
   if (mm_limit(flags, "image") == 0 && p.item.modality == "image") {
-    // Images off, video on (Qwen-VL): vLLM profiles video; its largest item is not sized here.
+    // Images off and video on (Qwen-VL before v0.11): vLLM profiles video, whose largest item is
+    // not sized here; with video off too an omni model's audio encoder is what it profiles.
+    if (mm_limit(flags, "video") == 0 && model.audio)
+      return skipped("images and video are limited to 0: vLLM profiles the audio encoder, which headroom does not size");
     return skipped("images are limited to 0 and the largest video item is not modelled");
   }
   if (mm_limit(flags, p.item.modality) == 0)

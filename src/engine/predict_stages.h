@@ -103,6 +103,9 @@ struct RankProfile {
   // vLLM runs no encoder pass at all: every modality limited to 0, --language-model-only or
   // --skip-mm-profiling (compute_mm_encoder_budget; profile_run's skip_mm_profiling branch).
   bool encoder_pass_off = false;
+  // vLLM profiles an audio encoder headroom does not size: an audio-only model (Qwen2-Audio), or an
+  // omni model whose image and video inputs are limited to 0 while audio stays on.
+  bool audio_pass_unsized = false;
   // vLLM runs the pass but the tower's family is not sized (EncoderProfile::family_unsized).
   bool encoder_pass_unsized = false;
   std::string encoder_note;  // the dummy batch the encoder runs on, as the report says it ("" when none)

@@ -73,6 +73,8 @@ void profile_activation(const ModelSpec& model, const GpuSpec& gpu, const VllmFl
   r.encoder_other_reading_why = encoder.other_reading_why;
   r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
   r.encoder_pass_unsized = encoder.family_unsized;  // only set where the pass runs
+  r.audio_pass_unsized = model.audio && model.audio->layers > 0 && !r.encoder_pass_off && mm_limit(flags, "audio") > 0 &&
+                         (!model.vision || (mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0));
   // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
   // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)
   if (encoder.items > 0 && !config.version.is_v1_engine())

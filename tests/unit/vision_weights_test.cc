@@ -368,11 +368,17 @@ TEST(VisionWeights, Qwen3OmniLoadsTheThinkersTowers) {
   // Below two images' worth of tokens (25,088) and before v0.11 the image stays.
   EXPECT_NE(profiled(16384, {0, 19, 0}).find("1 dummy image(s) of 12,544 embeddings"), std::string::npos);
   EXPECT_NE(profiled(65536, {0, 10, 1}).find("1 dummy image(s) of 12,544 embeddings"), std::string::npos);
-  // Images and video off leave audio on: vLLM still builds the towers. With audio off too it is
-  // text only (v0.10.1+ skips the towers' weights).
+  // Images and video off leave audio on: vLLM still builds the towers and profiles the audio
+  // encoder, which headroom does not size (the range says so). With audio off too it is text only
+  // (v0.10.1+ skips the towers' weights).
   VllmFlags no_vision;
   no_vision.limit_mm_per_prompt = {{"image", 0}, {"video", 0}};
   EXPECT_FALSE(engine::text_only_mode(*m, no_vision));
+  const Prediction audio_only = test_support::run(*m, test_support::gpus("H100"), no_vision);
+  ASSERT_TRUE(audio_only.uncertainty);
+  bool audio_named = false;
+  for (const auto& r : audio_only.uncertainty->reasons) audio_named = audio_named || r.find("audio encoder's profile pass") != std::string::npos;
+  EXPECT_TRUE(audio_named);
   no_vision.limit_mm_per_prompt["audio"] = 0;
   EXPECT_TRUE(engine::text_only_mode(*m, no_vision));
   // A hostile layer count is refused at the edge, with the key named, before any layout.
