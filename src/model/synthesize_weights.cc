@@ -1276,15 +1276,12 @@ void add_minicpmo_audio(Builder& b, const ModelSpec& m) {
   linear_bias(b, "audio_projection_layer.linear2", m.hidden_size, m.hidden_size);
 }
 
-// Qwen2-Audio's audio tower (qwen2_audio.py builds transformers' Qwen2AudioEncoder: Whisper's
-// encoder) and multi_modal_projector: conv1 over the mel bins and conv2 (kernel 3, biased), the
-// position table of max_source_positions rows (in the checkpoint, though not trained), the encoder
-// layers (k_proj without bias), the closing layer_norm (avg_pooler has no parameters), and one
-// biased linear from d_model to the language model's width.
-void add_qwen2_audio(Builder& b, const ModelSpec& m) {
-  const AudioConfig& a = *m.audio;
+// Whisper's encoder as the audio LMs build it (transformers' WhisperEncoder, Qwen2AudioEncoder,
+// VoxtralEncoder): conv1 over the mel bins and conv2 (kernel 3, biased), the position table of
+// max_source_positions rows (in the checkpoint, though not trained), the encoder layers (k_proj
+// without bias) and the closing layer_norm.
+void add_whisper_encoder(Builder& b, const AudioConfig& a, const std::string& p) {
   const std::int64_t d = a.d_model, mel = a.num_mel_bins > 0 ? a.num_mel_bins : 128, ffn = a.ffn > 0 ? a.ffn : 4 * d;
-  const std::string p = "audio_tower.";
   b.dense(p + "conv1.weight", {d, mel, 3});
   b.dense(p + "conv1.bias", {d});
   b.dense(p + "conv2.weight", {d, d, 3});
@@ -1292,7 +1289,13 @@ void add_qwen2_audio(Builder& b, const ModelSpec& m) {
   b.dense(p + "embed_positions.weight", {a.max_source_positions > 0 ? a.max_source_positions : 1500, d});
   audio_encoder_layers(b, p, a, ffn, false);
   layer_norm(b, p + "layer_norm", d);
-  linear_bias(b, "multi_modal_projector.linear", m.hidden_size, d);
+}
+
+// Qwen2-Audio (qwen2_audio.py): the Whisper encoder (its avg_pooler has no parameters) and
+// multi_modal_projector, one biased linear from d_model to the language model's width.
+void add_qwen2_audio(Builder& b, const ModelSpec& m) {
+  add_whisper_encoder(b, *m.audio, "audio_tower.");
+  linear_bias(b, "multi_modal_projector.linear", m.hidden_size, m.audio->d_model);
 }
 
 // The audio encoders laid out here, by audio_config.model_type; another type is counted only
@@ -1303,6 +1306,10 @@ void add_audio(Builder& b, const ModelSpec& m) {
   else if (m.audio->model_type == "qwen2_5_omni_audio_encoder") add_qwen2_5_omni_audio(b, m);
   else if (m.audio->model_type == "gemma3n_audio") add_gemma3n_audio(b, m);
   else if (m.audio->model_type == "qwen2_audio_encoder") add_qwen2_audio(b, m);
+  // Ultravox (audio_config a Whisper config) and Voxtral (voxtral_encoder): the encoder only; their
+  // projectors (Ultravox's stacked SwiGLU, Voxtral's adapter) are counted only from safetensors.
+  else if ((m.audio->model_type == "whisper" && m.architecture != "MiniCPMO") || m.audio->model_type == "voxtral_encoder")
+    add_whisper_encoder(b, *m.audio, "audio_tower.");
   else if (m.architecture == "MiniCPMO" && (m.audio->model_type == "whisper" || m.audio->model_type.empty())) add_minicpmo_audio(b, m);
   else if (m.audio->model_type == "phi4mm_conformer" && m.audio->conformer && m.audio->conformer->laid_out) add_phi4mm_audio(b, m);
 }

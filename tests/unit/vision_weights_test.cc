@@ -589,6 +589,29 @@ TEST(VisionWeights, Qwen2AudioCountsItsWhisperEncoderAndProjector) {
   EXPECT_TRUE(named);
 }
 
+// Ultravox (audio_config: a Whisper config, encoder only) and Voxtral (voxtral_encoder, which
+// writes hidden_size / num_hidden_layers / intermediate_size) build the same Whisper-large encoder
+// as Qwen2-Audio above: 636,968,960 parameters under audio_tower. Their projectors are not laid out
+// (counted from safetensors only). Before, neither encoder was counted.
+TEST(VisionWeights, UltravoxAndVoxtralCountTheirWhisperEncoders) {
+  const char* ultravox = R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8,
+    "audio_config": {"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
+      "encoder_ffn_dim": 5120, "decoder_layers": 4, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072}})";
+  const char* voxtral = R"({"architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral",
+    "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 1280, "intermediate_size": 5120, "num_hidden_layers": 32,
+      "num_attention_heads": 20, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"model_type": "llama", "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 30, "vocab_size": 131072, "max_position_embeddings": 131072}})";
+  for (const char* text : {ultravox, voxtral}) {
+    auto m = parse_model_config_text(text, "config.json");
+    ASSERT_TRUE(m) << m.error().message;
+    ASSERT_TRUE(m->audio);
+    EXPECT_EQ(params_with_prefix(synthesize_weights(*m), "audio_tower."), 636968960) << m->architecture;
+  }
+}
+
 // A GLM-4.1V-9B-shaped vision_config (hidden 1536, 24 blocks, out_hidden_size 4096, intermediate
 // 13696, 336-pixel images of 14-pixel patches, attention_bias false). transformers' Glm4vVisionModel
 // and vLLM's glm4_1v.py build: the position table 576 x 1536 (884,736); the Conv3d 3 x 2 x 14 x 14 ->
