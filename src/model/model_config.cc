@@ -96,12 +96,20 @@ bool is_internvl_hf_vision(const std::string& vision_model_type) {
 
 // A side written as one integer or, in transformers' newer vision configs (InternVL's and
 // Intern-S1's -hf releases: "image_size": [448, 448], "patch_size": [14, 14]), as [height, width]:
-// the larger side, which is what a square dummy image takes.
+// the larger side, which is what a square dummy image takes. Bounded (0 to 2^20 pixels) before
+// the narrowing to int that the vision sizes take.
 Result<std::optional<std::int64_t>> get_side(const ConfigReader& c, const std::string& key) {
-  if (!c.has(key) || !c.json().at(key).is_array()) return c.get_int(key);
-  HR_TRY(sides, c.get_int_list(key));
-  if (!sides || sides->empty() || sides->size() > 2) return tl::unexpected(c.type_error(key, "an integer or [height, width]"));
-  return std::optional<std::int64_t>(*std::max_element(sides->begin(), sides->end()));
+  std::optional<std::int64_t> side;
+  if (!c.has(key) || !c.json().at(key).is_array()) {
+    HR_TRY(one, c.get_int(key));
+    side = one;
+  } else {
+    HR_TRY(sides, c.get_int_list(key));
+    if (!sides || sides->empty() || sides->size() > 2) return tl::unexpected(c.type_error(key, "an integer or [height, width]"));
+    side = *std::max_element(sides->begin(), sides->end());
+  }
+  if (side && (*side < 0 || *side > (1 << 20))) return tl::unexpected(c.type_error(key, "a side of 0 to 1,048,576 pixels"));
+  return side;
 }
 
 // InternVL (internvl_chat): the tiling beside vision_config (max_dynamic_patch, use_thumbnail,

@@ -294,6 +294,13 @@ TEST(InternVl, TheTransformersLayoutIsTheSameModel) {
   auto refused = parse_model_config_text(three, "config.json");
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("vision_config.image_size"), std::string::npos) << refused.error().message;
+  // A side past 2^20 pixels is refused before it is narrowed to an int (2^32 + 448 would read as 448).
+  std::string huge = k_internvl_hf;
+  huge.replace(huge.find("[448, 448]"), 10, "[4294967744, 448]");
+  EXPECT_FALSE(parse_model_config_text(huge, "config.json"));
+  std::string huge_chat = k_internvl;
+  huge_chat.replace(huge_chat.find("\"image_size\": 448"), 17, "\"image_size\": 4294967744");
+  EXPECT_FALSE(parse_model_config_text(huge_chat, "config.json"));
 }
 
 // internvl.py's projector mlp1 (LayerNorm over 4 x 1024 pixel-shuffled features, 4096 -> 3584 ->
