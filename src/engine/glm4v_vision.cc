@@ -59,6 +59,24 @@ std::int64_t dummy_frames(const Geometry& g, double side, std::int64_t max_token
   return std::max<std::int64_t>(n, 2);
 }
 
+// From #48729 (merged July 2026, taken as v0.26.0): the search is bounded and takes the maximum of
+// the token curve, which is not monotonic in the frame count (each count shares one pixel budget),
+// under the model's own video processor budget: the first frame count from 2 to 600 whose tokens
+// are the most within max_tokens. The pull request's startup measurements are this rule's output
+// at the releases' budgets (GLM-4.1V-9B-Thinking 11 frames, GLM-4.6V-Flash 21; its table also lists
+// GLM-OCR, whose video budget headroom does not know).
+std::int64_t dummy_frames_searched(const Geometry& g, double side, std::int64_t max_tokens, double video_pixels) {
+  std::int64_t best_frames = 2, best_tokens = -1;
+  for (std::int64_t f = 2; f <= k_max_frames; ++f) {
+    const std::int64_t t = vllm_tokens(g, side, f, video_pixels);
+    if (t <= max_tokens && t > best_tokens) {
+      best_tokens = t;
+      best_frames = f;
+    }
+  }
+  return best_frames;
+}
+
 // What the processors make of the dummy: the image processor resizes at two frames into
 // size.longest_edge (grid_t 1); the video processor resizes the whole clip at its frame count into
 // its longest_edge and pads the frames to the temporal patch afterwards.
@@ -74,15 +92,13 @@ EncoderItem processed(const Geometry& g, double side, std::int64_t frames, doubl
   const auto px = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
   item.source = modality == "image" ? px(side) + "x" + px(side) + " pixels (glm4_1v.py get_image_size_with_most_features)"
                                     : std::to_string(frames) + " frames of " + px(side) + "² resized to " + px(r.width) +
-                                          "² (glm4_1v.py's frame search, at most " + std::to_string(k_max_frames) + ")";
+                                          "² (glm4_1v.py's frame search, at most " + std::to_string(k_max_frames) + " frames)";
   return item;
 }
 
 }  // namespace
 
-bool glm4v_sized(const VllmVersion& version) {
-  return version.is_v1_engine() && !(version < VllmVersion{0, 14}) && version < VllmVersion{0, 26};
-}
+bool glm4v_sized(const VllmVersion& version) { return version.is_v1_engine() && !(version < VllmVersion{0, 14}); }
 
 // The dummy image (get_image_size_with_most_features): before #34483 (February 2026, taken as
 // v0.16) the square _get_vision_info gives at 16 frames under 47,040,000 pixels (1708²), whose
@@ -106,10 +122,15 @@ Glm4vProfiledItems glm4v_profiled_items(const ModelSpec& model, const VllmFlags&
   if (mm_limit(flags, "video") == 0) return {image, std::nullopt};
   const std::int64_t image_estimate = per_image ? image.tokens : vllm_tokens(g, side, 16, k_image_pixels);
   const std::int64_t room = max_model_len - (mm_limit(flags, "image") > 0 ? image_estimate : 0);
-  // The frame search keeps vLLM's hard-coded budget; the processor resizes into its own (GLM-4.6V-Flash: 100,352,000).
+  // Before #48729 the frame search keeps vLLM's hard-coded budget and the processor resizes into its
+  // own (GLM-4.6V-Flash: 100,352,000); from it the search takes the processor's budget too.
   const double video_pixels = v.video_max_pixels > 0 ? static_cast<double>(v.video_max_pixels) : k_vllm_video_pixels;
-  const EncoderItem budget_video = processed(g, side, dummy_frames(g, side, room), video_pixels, "video");
-  const EncoderItem video = processed(g, side, dummy_frames(g, side, max_model_len), video_pixels, "video");
+  const bool searched = !(version < VllmVersion{0, 26});
+  const auto frames_within = [&](std::int64_t tokens) {
+    return searched ? dummy_frames_searched(g, side, tokens, video_pixels) : dummy_frames(g, side, tokens);
+  };
+  const EncoderItem budget_video = processed(g, side, frames_within(room), video_pixels, "video");
+  const EncoderItem video = processed(g, side, frames_within(max_model_len), video_pixels, "video");
   if (mm_limit(flags, "image") == 0 || budget_video.tokens > image.tokens) {
     EncoderItem profiled = video;
     if (budget_video.tokens != video.tokens) profiled.budget_tokens = budget_video.tokens;

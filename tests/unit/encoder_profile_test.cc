@@ -246,7 +246,14 @@ TEST(EncoderProfile, LlavaNextVideoProfilesAsManyPooledFramesAsFit) {
 // frames, 3,721 tokens like the image: vLLM's tie-break decides, and the video it would profile
 // alone at 8192 (4 frames kept at 1708²: grid (2, 122, 122), 29,768 patches) is the other reading.
 // From v0.16 (#34483) the image is the square at one frame under 9,633,792: 2184², 24,336 patches,
-// 6,084 tokens. Before v0.14 and from v0.26 the pass is not sized.
+// 6,084 tokens. From v0.26 (#48729) the frame search takes the most tokens within the room, over
+// 2 to 600 frames, under the video processor's own budget: at 65536 that is 11 frames (31,974
+// tokens; 9 frames give 30,420 and 10 only 29,645, the curve is not monotonic), resized to 2044²
+// (grid (6, 146, 146): 127,896 patches, 21,316 per frame pair) — the 11 frames #48729's startup
+// table reports for GLM-4.1V-9B-Thinking. At 16384 the budget's room (10,300) holds only the
+// 2-frame video, tied with the image: the image is the estimate, and the video vLLM would build
+// alone at 16384 (3 frames, grid (2, 156, 156), 48,672 patches) the other reading. Before v0.14
+// the pass is not sized.
 TEST(EncoderProfile, Glm4vProfilesItsVideoOrImageByRelease) {
   auto m = parse_model_config_text(test_support::k_glm_4_1v, "config.json");
   ASSERT_TRUE(m) << m.error().message;
@@ -271,7 +278,28 @@ TEST(EncoderProfile, Glm4vProfilesItsVideoOrImageByRelease) {
   images.limit_mm_per_prompt["video"] = 0;
   EXPECT_EQ(engine::encoder_profile(*m, images, settings(8192, 256, 65536), {0, 14, 0}, 2.0, {}).item.patches, 14884);
   EXPECT_TRUE(engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 13, 0}, 2.0, {}).family_unsized);
-  EXPECT_TRUE(engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 26, 0}, 2.0, {}).family_unsized);
+  auto v026 = engine::encoder_profile(*m, {}, settings(8192, 256, 65536), {0, 26, 0}, 2.0, {});
+  EXPECT_FALSE(v026.family_unsized);
+  EXPECT_EQ(v026.item.modality, "video");
+  EXPECT_EQ(v026.item.tokens, 31974);
+  EXPECT_EQ(v026.item.patches, 127896);
+  EXPECT_EQ(v026.item.attention_span, 21316);
+  auto v026_tie = engine::encoder_profile(*m, {}, settings(8192, 256, 16384), {0, 26, 0}, 2.0, {});
+  EXPECT_EQ(v026_tie.item.modality, "image");
+  EXPECT_NEAR(static_cast<double>(v026_tie.other_reading), static_cast<double>(v026_tie.encoder_peak) * (48672.0 / 24336 - 1), 4.0);
+}
+
+// GLM-4.6V-Flash writes a video budget of 100,352,000 pixels (video_preprocessor_config.json); from
+// v0.26 the search uses it: at 131072 the most tokens come at 21 frames of 2184² (grid (11, 156,
+// 156): 267,696 patches, 66,924 tokens), the 21 frames #48729 reports for that model.
+TEST(EncoderProfile, Glm46vFlashSearchesUnderItsOwnVideoBudget) {
+  auto m = parse_model_config_text(test_support::k_glm_4_1v, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  m->vision->video_max_pixels = 100352000;
+  auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 131072), {0, 26, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "video");
+  EXPECT_EQ(p.item.tokens, 66924);
+  EXPECT_EQ(p.item.patches, 267696);
 }
 
 // Idefics3 (idefics3.py): the 364² dummy is scaled to the processor's 1456-pixel longest edge and
