@@ -22,6 +22,22 @@ Result<bool> read_layer_kinds_2026(const ConfigReader& t, ModelSpec& spec, std::
     for (auto v : *pattern) kinds.push_back(v == 1 ? LayerKind::sliding_attention : LayerKind::full_attention);
     return true;
   }
+  const bool lfm2 = spec.model_type == "lfm2" || spec.model_type == "lfm2_moe";
+  if (lfm2 && !t.has("layer_types") && t.has("full_attn_idxs")) {
+    // LFM2 / LFM2-MoE configs that list only their attention layers (0-based full_attn_idxs):
+    // transformers' Lfm2Config derives layer_types from them, the others are short convolutions.
+    HR_TRY(idxs, t.get_int_list("full_attn_idxs"));
+    kinds.assign(static_cast<std::size_t>(n), LayerKind::mamba);
+    for (auto i : *idxs) {
+      if (i < 0 || i >= n)
+        return make_error(ErrorCode::parse_error,
+                          "expected \"" + t.display("full_attn_idxs") + "\" entries from 0 to " + std::to_string(n - 1) +
+                              ", got " + std::to_string(i),
+                          t.where("full_attn_idxs"));
+      kinds[static_cast<std::size_t>(i)] = LayerKind::full_attention;
+    }
+    return true;
+  }
   if (auto lac = t.child("linear_attn_config")) {
     // Kimi-Linear / Kimi K3 (vllm/model_executor/models/kimi_linear.py): kda_layers and
     // full_attn_layers list 1-based layer numbers; KDA layers keep a recurrent state.

@@ -65,6 +65,22 @@ TEST(Lfm2, ShortConvStateIsTheKernelsHistory) {
   // Before, "unknown layer type \"conv\"" refused the model.
 }
 
+// A config that lists only full_attn_idxs (transformers' Lfm2Config derives layer_types from it)
+// reads the same: the listed layers attend, the others are short convolutions.
+TEST(Lfm2, FullAttnIdxsAloneGiveTheSameLayers) {
+  std::string cfg = k_lfm2;
+  const auto start = cfg.find("\"layer_types\"");
+  cfg = cfg.substr(0, start) + "\"full_attn_idxs\": [2, 5, 8, 10, 12, 14]}";
+  auto from_idxs = parse_model_config_text(cfg, "config.json");
+  auto from_types = parse_model_config_text(k_lfm2, "config.json");
+  ASSERT_TRUE(from_idxs) << from_idxs.error().message;
+  ASSERT_TRUE(from_types) << from_types.error().message;
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(from_idxs->layer_kind(i), from_types->layer_kind(i)) << i;
+  std::string bad = cfg;
+  bad.replace(bad.find("14]"), 3, "99]");
+  EXPECT_FALSE(parse_model_config_text(bad, "config.json"));
+}
+
 // LiquidAI/LFM2-8B-A1B (lfm2_moe.py): the first num_dense_layers (2) keep Lfm2MoeMLP at
 // intermediate_size as written (3 × 2,048 × 7,168), the other 22 route over 32 experts of 1,792
 // (3 × 2,048 × 1,792 each) with a 2,048 × 32 gate: 8.3 B parameters in all.
