@@ -218,6 +218,14 @@ std::vector<std::string> row_groups(const ModelSpec& m, const GpuSpec& g, const 
   if (engine::is_multimodal(m)) out.push_back("multimodal");
   if (m.quantization || !online_quantization.empty()) out.push_back("quantized");
   if (m.quantization && !m.quantization->guessed_from.empty()) out.push_back("quantized (guessed)");
+  // Rows whose model the catalogue lacks, taken as the catalogue model their name extends
+  // (catalog_model_by_name): a group of their own, and the two groups above without them.
+  if (!m.architecture_assumed_from.empty()) {
+    out.push_back("architecture assumed by name");
+  } else {
+    if (engine::is_multimodal(m)) out.push_back("multimodal, architecture read");
+    if (m.quantization || !online_quantization.empty()) out.push_back("quantized, architecture read");
+  }
   if (!engine::is_multimodal(m) && !m.quantization && online_quantization.empty()) out.push_back("text, 16-bit");
   out.push_back(gpu_class(g));
   return out;

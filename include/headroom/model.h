@@ -320,6 +320,10 @@ struct ModelSpec {
   std::optional<AudioConfig> audio;  // the audio encoder a multimodal model loads (omni models)
   bool is_encoder_decoder = false;
 
+  // The catalogue model whose architecture this repo was assumed to share, by its name, because
+  // the repo's own config.json was not read (catalog_model_by_name); "" when it was read.
+  std::string architecture_assumed_from;
+
   std::optional<WeightsInventory> weights;        // exact, when safetensors headers were read
   std::optional<std::int64_t> declared_params;    // total_params stated by the source
   nlohmann::json raw_config;                      // the config as read (catalogue line for catalogue models)
@@ -383,6 +387,13 @@ std::vector<std::string> catalog_model_ids();
 
 // Looks up an id in the built-in catalogue (case-insensitive). Errors: not_found with suggestions.
 Result<ModelSpec> catalog_model(std::string_view id);
+
+// For a repo whose config.json cannot be read (offline, no network) and that the catalogue lacks:
+// the catalogue model whose name the repo's name extends by words that keep the architecture
+// (a fine-tune's or a re-quantization's suffix: "-Instruct", "-AWQ", "-abliterated"), with the
+// quantization the name suggests marked as a guess and ModelSpec::architecture_assumed_from set.
+// Errors: not_found with the reason when no such model, or more than one, fits.
+Result<ModelSpec> catalog_model_by_name(std::string_view id);
 
 // Parameter count from the weights inventory when present, else from the architecture.
 // Packed quantized tensors count the weights they hold (an I32 qweight holds 8 4-bit values).

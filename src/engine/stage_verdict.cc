@@ -104,6 +104,7 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   u.sampler_sets_peak = rank.sampler_sets_peak;
   u.runner_v2_sampler_less = rank.runner_v2_sampler_less;
   u.rocm_moe_padding = r.weights.rocm_moe_padding_unsettled;
+  u.architecture_assumed_from = model.architecture_assumed_from;
   u.gdn_graph_estimate_transient = r.config.settings.estimate_cuda_graphs && !(r.config.version < VllmVersion{0, 26}) &&
                                    has_kind(model, LayerKind::linear_attention);
   if (model.quantization) {

@@ -183,6 +183,10 @@ std::optional<std::string> dropped_architecture_note(const std::string& architec
 std::vector<std::string> startup_warnings(const StartupCheckInputs& in) {
   std::vector<std::string> out = unrecognized_flag_warnings(in.flags, in.version);
   if (auto note = dropped_architecture_note(in.model.architecture, in.version)) out.push_back(*note);
+  if (!in.model.architecture_assumed_from.empty() && !in.flags.max_model_len)
+    out.push_back("max_model_len defaults to " + in.model.architecture_assumed_from + "'s length (" +
+                  std::to_string(in.derived_max_model_len) + "), the model assumed for this repo: its own config may set "
+                  "another, so pass --max-model-len for a prediction that does not depend on it");
   // Whisper (whisper.py) is an encoder-decoder: headroom reads it as a decoder-only model.
   if (in.model.model_type == "whisper")
     out.push_back("Whisper is an encoder-decoder model, which headroom does not model: the audio encoder's weights, the "
@@ -261,7 +265,9 @@ std::optional<Failure> engine_config_failure(const StartupCheckInputs& in) {
                                                         "'] are not supported for now. Supported architectures: dict_keys([...])");
   // 1. config/model.py _get_and_verify_max_len (ModelConfig, built first): a longer max_model_len than
   //    the derived one is an error unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.
-  if (in.flags.max_model_len && *in.flags.max_model_len > in.derived_max_model_len && !in.flags.allow_long_max_model_len)
+  //    A limit from a model assumed by name (its own config not read) is a guess: no failure.
+  if (in.flags.max_model_len && *in.flags.max_model_len > in.derived_max_model_len && !in.flags.allow_long_max_model_len &&
+      model.architecture_assumed_from.empty())
     return config_error("max_model_len_exceeds_model_limit",
                         max_model_len_exceeds_message(*in.flags.max_model_len, model.max_length_key, in.derived_max_model_len));
   // 2a. config/model.py _verify_quantization (ModelConfig; config.py before v0.10): a --quantization

@@ -169,6 +169,10 @@ std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersio
     below += static_cast<double>(from_gib(1.3));
   }
   encoder_allowance(dynamic_resolution_vision, model, u, spread, below, above);
+  if (!model.architecture_assumed_from.empty())
+    u.reasons.push_back("the architecture is assumed from " + model.architecture_assumed_from +
+                        ", whose name this repo's extends; its own config.json was not read (a fine-tune or "
+                        "re-quantization keeps its base's layers, but nothing here checked it)");
   if (model.guessed_quantization_extra > 0) {
     const std::string what = model.unknown_ignore_entries > 0
                                  ? std::to_string(model.unknown_ignore_entries) + " entries of the " + model.guessed_method +

@@ -73,6 +73,8 @@ struct ModelUncertainty {
   // A Gated DeltaNet hybrid whose CUDA graphs vLLM v0.26+ estimates before sizing the KV cache:
   // its estimate charges a profiling transient as graph memory (#50780).
   bool gdn_graph_estimate_transient = false;
+  // The catalogue model whose architecture a repo not read was assumed to share (by its name).
+  std::string architecture_assumed_from;
 };
 
 std::optional<KvUncertainty> kv_uncertainty(const GpuSpec& gpu, const VllmVersion& version, int tensor_parallel_size,

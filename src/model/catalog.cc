@@ -157,7 +157,9 @@ std::optional<std::int64_t> parse_param_count(const json& v) {
 // their sibling checkpoints record: nvidia/* are ModelOpt (hf_quant_config.json), RedHatAI and
 // neuralmagic use llm-compressor (compressed-tensors), Qwen's FP8 exports write fp8 with 128x128
 // weight blocks, Qwen's AWQ exports leave the vision tower ("visual") unquantized.
-void infer_quant_from_id(std::string_view id, json& q) {
+}  // namespace
+
+void model_detail::infer_quant_from_id(std::string_view id, json& q) {
   std::string lid = util::to_lower(id);
   auto has = [&](const char* s) { return lid.find(s) != std::string::npos; };
   const bool nvidia = lid.starts_with("nvidia/");
@@ -204,9 +206,12 @@ void infer_quant_from_id(std::string_view id, json& q) {
     q["quant_method"] = "bitsandbytes";
     q[has("bnb-4bit") ? "load_in_4bit" : "load_in_8bit"] = true;
   }
+  if ((has("awq") || has("gptq")) && (has("int8") || has("8bit")) && !q.contains("bits")) q["bits"] = 8;  // GPTQ-Int8
   if ((has("awq") || has("gptq") || has("int4")) && !q.contains("bits")) q["bits"] = 4;
   if ((has("awq") || has("gptq")) && !q.contains("group_size")) q["group_size"] = 128;
 }
+
+namespace {
 
 // Whether a catalogue line's quantization method is read (quant_method or an hf_quant_config
 // summary) rather than inferred from its id.
@@ -371,7 +376,7 @@ json to_config(const json& line) {
         if (q["hf_quant_config"].contains(k)) modelopt[k] = q["hf_quant_config"][k];
       q = modelopt;
     }
-    if (!q.contains("quant_method") || q["quant_method"].is_null()) infer_quant_from_id(line["hf_id"].get<std::string>(), q);
+    if (!q.contains("quant_method") || q["quant_method"].is_null()) model_detail::infer_quant_from_id(line["hf_id"].get<std::string>(), q);
     // Long ignore lists are collapsed to a count ("145 modules (list omitted)") in the catalogue.
     if (q.contains("modules_to_not_convert") && !q["modules_to_not_convert"].is_array()) q.erase("modules_to_not_convert");
     // nvidia ModelOpt FP8 checkpoints declare an fp8 KV cache in hf_quant_config.json.
@@ -414,10 +419,8 @@ const json* find_catalog_line(std::string_view id) { return catalog_lines().find
 
 std::vector<std::string> catalog_model_ids() { return catalog_lines().ids(); }
 
-namespace {
-
 // The ModelSpec of one catalogue line (catalog_model, once found).
-Result<ModelSpec> spec_of_line(const json* line) {
+Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
   const std::string hf_id = (*line)["hf_id"].get<std::string>();
   const std::string where = "built-in catalogue (" + hf_id + ")";
   const std::string advice = "; download its config.json and pass the folder or file instead (e.g. "
@@ -467,8 +470,6 @@ Result<ModelSpec> spec_of_line(const json* line) {
   return spec;
 }
 
-}  // namespace
-
 Result<ModelSpec> catalog_model(std::string_view id) {
   const json* line = model_detail::find_catalog_line(id);
   if (!line) {
@@ -485,7 +486,7 @@ Result<ModelSpec> catalog_model(std::string_view id) {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = built.find(line); it != built.end()) return it->second;
   }
-  auto spec = spec_of_line(line);
+  auto spec = model_detail::spec_of_catalog_line(line);
   std::lock_guard<std::mutex> lock(mutex);
   return built.emplace(line, std::move(spec)).first->second;
 }

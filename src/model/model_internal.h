@@ -72,6 +72,13 @@ const std::vector<ProcessorConfigFile>& processor_configs();
 // The catalogue line for an id (case-insensitive), or nullptr.
 const nlohmann::json* find_catalog_line(std::string_view id);
 
+// The ModelSpec of a catalogue line (or of a copy of one); supplements are found by its hf_id.
+Result<ModelSpec> spec_of_catalog_line(const nlohmann::json* line);
+
+// The quantization a repo id's naming convention suggests (AWQ, GPTQ, FP8, NVFP4, W4A16, ...),
+// written into `q` as a quantization_config; nothing when the id names no method.
+void infer_quant_from_id(std::string_view id, nlohmann::json& q);
+
 // A catalogue line's ignore list written as its length and first entries: the named entries, and
 // a layer-0 module entry repeated on every layer when the length leaves room for it
 // (catalog_ignore_list.cc); sets QuantizationConfig::ignore_list_inferred and the count of

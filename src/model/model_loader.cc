@@ -119,6 +119,22 @@ std::string did_you_mean(std::string_view model_ref, const ModelLoadOptions& opt
   return close.empty() ? std::string() : "; did you mean " + util::or_list(close) + "?";
 }
 
+// A repo id whose config.json could not be read and that the catalogue lacks, as the catalogue
+// model its name extends (catalog_model_by_name), with a note saying so; nullopt when none fits.
+void note_assumed(const ModelLoadOptions& options, std::string_view model_ref, const ModelSpec& spec) {
+  note(options, "'" + std::string(model_ref) + "' is not in the built-in catalogue and its config.json was not read: its "
+                "architecture is assumed to be " + spec.architecture_assumed_from + "'s, whose name its own extends; pass "
+                "the model's folder or config.json (or let headroom reach the Hub) for an exact answer");
+}
+
+std::optional<ModelSpec> assumed_by_name(std::string_view model_ref, const ModelLoadOptions& options) {
+  if (!options.use_catalog) return std::nullopt;
+  auto spec = catalog_model_by_name(model_ref);
+  if (!spec) return std::nullopt;
+  note_assumed(options, model_ref, *spec);
+  return std::move(*spec);
+}
+
 // headroom's Hub cache and the Hub, for an id the local Hugging Face cache does not hold. nullopt:
 // go on to the catalogue (offline and not cached).
 Result<std::optional<ModelSpec>> load_from_hub(std::string_view model_ref, const ModelLoadOptions& options) {
@@ -146,6 +162,13 @@ Result<std::optional<ModelSpec>> load_from_hub(std::string_view model_ref, const
         note(options, e.message.substr(0, e.message.find("; use ")) + "; using the built-in catalogue (--offline skips the Hub)");
       else note(options, e.to_string() + "; using the built-in catalogue instead");
       return std::optional<ModelSpec>(std::move(*line));
+    }
+    if (hub::is_no_network(e)) {
+      if (auto assumed = catalog_model_by_name(model_ref)) {
+        note(options, e.message.substr(0, e.message.find("; use ")));
+        note_assumed(options, model_ref, *assumed);
+        return std::optional<ModelSpec>(std::move(*assumed));
+      }
     }
   }
   if (e.code == ErrorCode::not_found && e.message.starts_with("unknown model"))
@@ -224,6 +247,7 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
   }
   // Looked up first, so that an id the catalogue lacks gets one "did you mean" (below), not two.
   if (options.use_catalog && model_detail::find_catalog_line(model_ref) != nullptr) return catalog_model(model_ref);
+  if (auto assumed = assumed_by_name(model_ref, options)) return std::move(*assumed);
   std::string msg = unknown_model_message(model_ref, hf_cache, options);
   if (options.hub != nullptr && options.hub->offline && hub::is_repo_id(model_ref)) msg += ", not in headroom's Hub cache (offline)";
   return make_error(ErrorCode::not_found, msg + did_you_mean(model_ref, options));

@@ -75,7 +75,10 @@ nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, 
                 {"architecture", model.architecture},
                 {"params", parameter_count(model)},
                 {"weights_bytes", inventory_total(model) > 0 ? nlohmann::json(inventory_total(model)) : nlohmann::json(nullptr)},
-                {"quantization", quantization_to_json(model)}};
+                {"quantization", quantization_to_json(model)},
+                {"architecture_assumed_from", model.architecture_assumed_from.empty()
+                                                  ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(model.architecture_assumed_from)}};
   j["gpu"] = {{"name", gpus.gpu.name},
               {"key", gpus.gpu.key},
               {"total_gib", gib2(gpus.gpu.total_bytes)},

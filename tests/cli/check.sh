@@ -199,6 +199,18 @@ check_golden guessed_quant guessed_quant_qwen3_8b_fp8_4090.txt
 run guessed_quant_json 0 Qwen/Qwen3-8B-FP8 --gpu "RTX 4090" --max-model-len 16384 --vllm-version 0.19.0 --format json
 grep -q '"guessed_from": "the repo name"' "$tmp/guessed_quant_json.out" || fail "guessed_quant_json: no guessed_from"
 
+# A repo the catalogue lacks and nothing read (offline): the catalogue model its name extends,
+# named as assumed in text and JSON, with the quantization its name says as a guess.
+run assumed 0 cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit --gpu "RTX 3090" --max-model-len 2048 --vllm-version 0.10.0 --offline --color never
+grep -q "architecture assumed from Qwen/Qwen3-30B-A3B" "$tmp/assumed.out" || fail "assumed: no assumed architecture in the model line"
+grep -q "its architecture is assumed to be Qwen/Qwen3-30B-A3B's" "$tmp/assumed.err" || fail "assumed: no note on stderr"
+grep -q "^quant   awq 4-bit  (a guess from the repo name" "$tmp/assumed.out" || fail "assumed: quantization not labelled a guess"
+run assumed_json 0 cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit --gpu "RTX 3090" --max-model-len 2048 --vllm-version 0.10.0 --offline --format json
+grep -q '"architecture_assumed_from": "Qwen/Qwen3-30B-A3B"' "$tmp/assumed_json.out" || fail "assumed_json: no architecture_assumed_from"
+# A name that extends a base by another modality is not assumed: the unknown-model error stands.
+run not_assumed 1 someone/Qwen3-8B-Eagle3 --gpu H100 --offline
+grep -q "unknown model 'someone/Qwen3-8B-Eagle3'" "$tmp/not_assumed.err" || fail "not_assumed: $(cat "$tmp/not_assumed.err")"
+
 run nemotron3 0 nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8 --gpu H100 -tp 2 --max-model-len 65536 --max-num-seqs 128 --color never
 check_golden nemotron3 nemotron3_super_fp8_h100_tp2.txt
 

@@ -333,6 +333,23 @@ TEST_F(HubLoopback, UnreachableHubFallsBackToTheCatalogueAtOnce) {
   EXPECT_TRUE(is_no_network(unknown.error()));
 }
 
+// A fine-tune the catalogue lacks, with the Hub out of reach: the catalogue model its name
+// extends, said in a note after the one about the network. With the Hub reachable, its own config
+// is read, and a repo the Hub does not have is no guess.
+TEST_F(HubLoopback, UnreachableHubTakesAFineTuneAsTheModelItsNameExtends) {
+  auto s = settings();
+  s.endpoint = "http://127.0.0.1:1";
+  auto m = load("someone/Llama-3.1-8B-Instruct-abliterated", s);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->architecture_assumed_from, "meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_EQ(m_notes.size(), 2u);
+  EXPECT_EQ(m_notes[0], "no network: cannot reach the Hub at http://127.0.0.1:1 (cannot connect)");
+  EXPECT_NE(m_notes[1].find("its architecture is assumed to be meta-llama/Llama-3.1-8B-Instruct's"), std::string::npos) << m_notes[1];
+  auto absent = load("someone/Llama-3.1-8B-Instruct-abliterated", settings());
+  ASSERT_FALSE(absent);
+  EXPECT_EQ(absent.error().code, ErrorCode::not_found);
+}
+
 
 // An unreachable Hub is remembered in the cache folder: the next load within no_network_memo_s
 // falls back at once, saying when the Hub was last tried; 0 asks every time; an answer from the

@@ -1,0 +1,133 @@
+// catalog_model_by_name: a repo the catalogue lacks and whose config.json cannot be read, taken as
+// the catalogue model its name extends. Fine-tunes and re-quantizations keep their base model's
+// name and add words ("Qwen3-30B-A3B" + "-Thinking-2507-AWQ-4bit", "Meta-Llama-3.1-8B-Instruct" +
+// "-AWQ-INT4"); the architecture is the base's, and the quantization is what the name suggests.
+// Both are guesses, and say so: the prediction names the model assumed and asserts no failure from
+// a limit that the repo's own config could change.
+#include <algorithm>
+#include <regex>
+
+#include "headroom/hub.h"
+#include "model/model_internal.h"
+#include "util/strings.h"
+
+namespace headroom {
+
+namespace {
+
+using nlohmann::json;
+
+// The words of a repo name (after the owner), lower case, split at '-' and '_'.
+std::vector<std::string> name_words(std::string_view id) {
+  const std::size_t slash = id.rfind('/');
+  const std::string name = util::to_lower(slash == std::string_view::npos ? id : id.substr(slash + 1));
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : name) {
+    if (c == '-' || c == '_') {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+// A parameter count ("8b", "0.6b", "135m", "a3b", "e2b", "8x7b") or a context length ("128k",
+// "1m"): in the base it pins the size; after it, it names another model.
+bool is_size_word(const std::string& w) {
+  static const std::regex k_size(R"((\d+(\.\d+)?[bmk])|([ae]\d+(\.\d+)?b)|(\d+x\d+(\.\d+)?b))");
+  return std::regex_match(w, k_size);
+}
+
+// Words after the base name that say the repo is not the same architecture, or not a checkpoint
+// vLLM loads as the model: another modality or head, a draft or adapter, another file format.
+bool changes_the_model(const std::string& w) {
+  static const char* k_words[] = {"vl",     "vision", "omni",  "audio",  "speech", "embedding", "embed",  "reranker",
+                                  "rerank", "reward", "rm",    "prm",    "guard",  "classifier", "mtp",   "eagle",
+                                  "eagle3", "medusa", "draft", "speculator", "moe", "lora",     "adapter", "peft",
+                                  "gguf",   "ggml",   "exl2",  "exl3",   "mlx",    "onnx",      "openvino", "ov",
+                                  "coreml", "hqq",    "aqlm",  "quip",   "vptq",  "autoround", "1m"};
+  return std::find(std::begin(k_words), std::end(k_words), w) != std::end(k_words);
+}
+
+// Words that say the checkpoint is quantized, whose method the name must then also say.
+bool says_quantized(const std::string& w) {
+  static const char* k_words[] = {"awq",   "gptq", "int4", "int8", "4bit", "8bit",  "fp8",  "nvfp4",     "mxfp4",
+                                  "w4a16", "w8a8", "w8a16", "fp4", "bnb",  "quantized", "autoawq", "gptqmodel"};
+  return std::find(std::begin(k_words), std::end(k_words), w) != std::end(k_words);
+}
+
+// The catalogue's unquantized models whose name is a prefix (in words) of `words`, longest first.
+std::vector<std::string> bases_by_name(const std::vector<std::string>& words) {
+  std::vector<std::string> best;
+  std::size_t best_len = 0;
+  for (const std::string& id : catalog_model_ids()) {
+    const auto base = name_words(id);
+    if (base.empty() || base.size() > words.size() || base.size() < best_len) continue;
+    if (!std::equal(base.begin(), base.end(), words.begin())) continue;
+    if (std::none_of(base.begin(), base.end(), is_size_word)) continue;  // "DeepSeek-R1", "phi-4": no size, no match
+    const json* line = model_detail::find_catalog_line(id);
+    if (line == nullptr || !(*line).value("quantization_config", json()).is_null()) continue;
+    if (base.size() > best_len) best.clear();
+    best_len = base.size();
+    best.push_back(id);
+  }
+  return best;
+}
+
+// Whether the lines agree on what sizes the model (one catalogue model under two owners' names).
+bool same_architecture(const std::vector<std::string>& ids) {
+  auto facts = [](const std::string& id) {
+    const json& l = *model_detail::find_catalog_line(id);
+    return json::array({l.value("architecture", json()), l.value("num_hidden_layers", json()), l.value("hidden_size", json()),
+                        l.value("intermediate_size", json()), l.value("vocab_size", json()), l.value("moe", json())});
+  };
+  return std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return facts(id) == facts(ids.front()); });
+}
+
+tl::unexpected<Error> no_base(std::string_view id, const std::string& why) {
+  return make_error(ErrorCode::not_found, "no catalogue model to assume for '" + std::string(id) + "': " + why);
+}
+
+// The one base model the name allows, or why there is none.
+Result<std::string> choose_base(std::string_view id, const std::vector<std::string>& words) {
+  const auto bases = bases_by_name(words);
+  if (bases.empty()) return no_base(id, "its name extends no catalogue model's name that gives a size");
+  if (!same_architecture(bases))
+    return no_base(id, "its name extends " + util::or_list(bases) + ", which differ");
+  const std::size_t base_len = name_words(bases.front()).size();
+  for (std::size_t i = base_len; i < words.size(); ++i) {
+    if (is_size_word(words[i]) || changes_the_model(words[i]))
+      return no_base(id, "'" + words[i] + "' after " + bases.front() + "'s name says it is another model");
+  }
+  return bases.front();
+}
+
+}  // namespace
+
+Result<ModelSpec> catalog_model_by_name(std::string_view id) {
+  if (!hub::is_repo_id(id)) return no_base(id, "not a Hub repo id (owner/name)");
+  const auto words = name_words(id);
+  auto base = choose_base(id, words);
+  if (!base) return tl::unexpected(base.error());
+  json line = *model_detail::find_catalog_line(*base);
+  json q = json::object();
+  model_detail::infer_quant_from_id(id, q);
+  const bool quantized = std::any_of(words.begin(), words.end(), says_quantized);
+  if (quantized && !q.contains("quant_method"))
+    return no_base(id, "its name says it is quantized but not by which method");
+  if (q.contains("quant_method")) line["quantization_config"] = q;
+  auto spec = model_detail::spec_of_catalog_line(&line);
+  if (!spec) return spec;
+  spec->id = std::string(id);
+  spec->architecture_assumed_from = *base;
+  spec->location = "built-in catalogue (architecture assumed from " + *base +
+                   ", whose name this repo's extends; its own config.json was not read)";
+  if (spec->quantization) spec->quantization->guessed_from = "the repo name";
+  return spec;
+}
+
+}  // namespace headroom
