@@ -474,9 +474,14 @@ bool skips_one_tower(const ModelSpec& model, const VllmFlags& flags, const VllmV
   // "audio")) in the same change.
   // qwen2_audio.py builds its audio_tower and multi_modal_projector under
   // _mark_tower_model(vllm_config, "audio") in 2026 code; taken from the same change.
-  const bool audio_marked = model.architecture == "MiniCPMO" || model.architecture == "Qwen2AudioForConditionalGeneration";
-  const bool marked = (model.vision && family_of(model) == Family::gemma3n) || (audio_marked && modality == "audio");
+  // gemma4_mm.py marks its audio tower (_mark_tower_model(vllm_config, "audio")) and its vision
+  // tower for images and video together ({"image", "video"}): that one goes when both are 0.
+  const bool gemma4 = model.architecture == "Gemma4ForConditionalGeneration" && family_of(model) == Family::gemma4;
+  const bool audio_marked =
+      model.architecture == "MiniCPMO" || model.architecture == "Qwen2AudioForConditionalGeneration" || gemma4;
+  const bool marked = (model.vision && (family_of(model) == Family::gemma3n || gemma4)) || (audio_marked && modality == "audio");
   if (!marked || !marks_towers_per_modality(version) || (modality == "audio" && !model.audio)) return false;
+  if (gemma4 && modality == "image") return flags.language_model_only || (mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0);
   return flags.language_model_only || mm_limit(flags, modality) == 0;
 }
 

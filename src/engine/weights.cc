@@ -74,7 +74,14 @@ Shard classify(std::string_view name, const std::vector<std::int64_t>& shape) {
   // So are Phi-4-multimodal's speech encoder and projections (phi4mm_utils.py's nn.Linear / Conv),
   // and MiniCPM-o's (minicpmo.py: MiniCPMWhisperEncoder is transformers' WhisperEncoder; its
   // MultiModalProjector is two nn.Linear).
+  // Gemma 4's audio tower too (gemma4_mm.py: AutoModel.from_config, its nn.Linear layers replaced by
+  // ReplicatedLinear through recursive_replace_linear): audio_tower.layers.N.feed_forward1 ... and
+  // audio_tower.output_proj.
   if (contains(name, "audio_tower.conformer.") || contains(name, "audio_tower.subsample_conv_projection.") ||
+      (contains(name, "audio_tower.layers.") &&
+       (contains(name, ".feed_forward") || contains(name, ".lconv1d.") || contains(name, ".self_attn.") ||
+        contains(name, ".norm_pre_attn") || contains(name, ".norm_post_attn") || contains(name, ".norm_out"))) ||
+      contains(name, "audio_tower.output_proj.") ||
       contains(name, "timm_model.") || contains(name, "audio_embed.encoder.") || contains(name, "audio_embed.audio_projection") ||
       name.starts_with("apm.") || name.starts_with("audio_projection_layer."))
     return Shard::replicated;

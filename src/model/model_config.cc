@@ -879,6 +879,29 @@ Result<void> read_gemma3n_subsampling(const ConfigReader& ac, AudioConfig& a) {
   return {};
 }
 
+// Gemma 4's audio encoder (transformers' Gemma4AudioConfig): its two subsampling convolutions'
+// channels (subsampling_conv_channels), and the class defaults for what a config leaves out
+// (hidden_size 1024, num_hidden_layers 12, num_attention_heads 8, conv_kernel_size 5, channels
+// [128, 32], output_proj_dims 1536), which transformers fills in as it loads the config.
+Result<void> read_gemma4_audio(const ConfigReader& ac, AudioConfig& a) {
+  HR_TRY(channels, ac.get_int_list("subsampling_conv_channels"));
+  if (channels) {
+    if (channels->size() != 2) return tl::unexpected(ac.type_error("subsampling_conv_channels", "list of 2 channel counts"));
+    for (auto c : *channels) {
+      if (c < 1 || c > 65536) return tl::unexpected(ac.type_error("subsampling_conv_channels", "channel counts from 1 to 65536"));
+      a.subsample_channels.push_back(static_cast<int>(c));
+    }
+  } else {
+    a.subsample_channels = {128, 32};
+  }
+  if (a.d_model == 0) a.d_model = 1024;
+  if (a.layers == 0) a.layers = 12;
+  if (a.heads == 0) a.heads = 8;
+  if (a.conv_kernel == 0) a.conv_kernel = 5;
+  if (a.output_dim == 0) a.output_dim = 1536;
+  return {};
+}
+
 // audio_config: sizes of the audio encoder, each bounded like the language model's.
 Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
   auto ac = top.child("audio_config");
@@ -891,13 +914,16 @@ Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
     int* into;
   };
   // Gemma 3n's Gemma3nAudioConfig names them conf_num_hidden_layers, hidden_size,
-  // conf_num_attention_heads and input_feat_size.
+  // conf_num_attention_heads and input_feat_size; Gemma 4's num_hidden_layers, hidden_size,
+  // num_attention_heads, conv_kernel_size and output_proj_dims.
   for (const Field& f : {Field{{"encoder_layers", "num_hidden_layers", "conf_num_hidden_layers"}, &a.layers},
                          Field{{"d_model", "hidden_size"}, &a.d_model},
-                         Field{{"encoder_attention_heads", "conf_num_attention_heads"}, &a.heads}, Field{{"encoder_ffn_dim"}, &a.ffn},
-                         Field{{"output_dim"}, &a.output_dim}, Field{{"num_mel_bins", "input_feat_size"}, &a.num_mel_bins},
+                         Field{{"encoder_attention_heads", "conf_num_attention_heads", "num_attention_heads"}, &a.heads},
+                         Field{{"encoder_ffn_dim"}, &a.ffn},
+                         Field{{"output_dim", "output_proj_dims"}, &a.output_dim},
+                         Field{{"num_mel_bins", "input_feat_size"}, &a.num_mel_bins},
                          Field{{"downsample_hidden_size"}, &a.downsample_hidden_size},
-                         Field{{"conf_conv_kernel_size"}, &a.conv_kernel}, Field{{"vocab_size"}, &a.vocab_size},
+                         Field{{"conf_conv_kernel_size", "conv_kernel_size"}, &a.conv_kernel}, Field{{"vocab_size"}, &a.vocab_size},
                          Field{{"max_source_positions"}, &a.max_source_positions}}) {
     for (const auto& key : f.keys) {
       HR_TRY(v, get_number_in(*ac, key, 0.0, 1 << 20));
@@ -909,6 +935,8 @@ Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
   }
   if (a.model_type == "gemma3n_audio")
     if (auto sub = read_gemma3n_subsampling(*ac, a); !sub) return tl::unexpected(sub.error());
+  if (a.model_type == "gemma4_audio")
+    if (auto sub = read_gemma4_audio(*ac, a); !sub) return tl::unexpected(sub.error());
   return std::optional<AudioConfig>(a);
 }
 

@@ -1167,6 +1167,48 @@ void add_gemma3n_audio(Builder& b, const ModelSpec& m) {
   add_gemma3n_embedder(b, "embed_audio.", a.vocab_size > 0 ? a.vocab_size : 128, H, m.hidden_size);
 }
 
+// Gemma 4's audio encoder (transformers' Gemma4AudioModel, which gemma4_mm.py builds through
+// AutoModel.from_config): the subsampling (two bias-free 3 x 3 stride-2 convs, each with a bias-free
+// LayerNorm, then input_proj_linear from channels[0] / 4 x channels[1] to the width); per conformer
+// block two feed-forwards (4 x width, pre and post RMSNorm), attention (q, k, v, post, the relative
+// position projection, per_dim_scale of one head's width), the light conv (linear_start to 2 x
+// width, a depthwise conv of conv_kernel_size, two RMSNorms, linear_end) and three block norms;
+// output_proj to output_proj_dims with a bias. Then embed_audio (Gemma4MultimodalEmbedder): one
+// projection from output_proj_dims into the language model, its norm without a weight. The
+// clippable linears' four scalar bounds are left out (16 bytes each).
+void add_gemma4_audio(Builder& b, const ModelSpec& m) {
+  const AudioConfig& a = *m.audio;
+  const std::int64_t H = a.d_model, heads = a.heads > 0 ? a.heads : 8, K = a.conv_kernel > 0 ? a.conv_kernel : 5;
+  const std::int64_t c0 = a.subsample_channels.size() == 2 ? a.subsample_channels[0] : 128;
+  const std::int64_t c1 = a.subsample_channels.size() == 2 ? a.subsample_channels[1] : 32;
+  const std::int64_t out = a.output_dim > 0 ? a.output_dim : 1536;
+  const std::string p = "audio_tower.";
+  b.dense(p + "subsample_conv_projection.layer0.conv.weight", {c0, 1, 3, 3});
+  b.dense(p + "subsample_conv_projection.layer0.norm.weight", {c0});
+  b.dense(p + "subsample_conv_projection.layer1.conv.weight", {c1, c0, 3, 3});
+  b.dense(p + "subsample_conv_projection.layer1.norm.weight", {c1});
+  b.dense(p + "subsample_conv_projection.input_proj_linear.weight", {H, c0 / 4 * c1});
+  for (int i = 0; i < a.layers; ++i) {
+    const std::string l = p + "layers." + std::to_string(i) + ".";
+    for (const char* ffw : {"feed_forward1.", "feed_forward2."}) {
+      b.dense(l + ffw + "ffw_layer_1.linear.weight", {4 * H, H});
+      b.dense(l + ffw + "ffw_layer_2.linear.weight", {H, 4 * H});
+      b.dense(l + ffw + "pre_layer_norm.weight", {H});
+      b.dense(l + ffw + "post_layer_norm.weight", {H});
+    }
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "post"}) b.dense(l + "self_attn." + proj + ".linear.weight", {H, H});
+    b.dense(l + "self_attn.relative_k_proj.weight", {H, H});
+    b.dense(l + "self_attn.per_dim_scale", {H / heads});
+    b.dense(l + "lconv1d.linear_start.linear.weight", {2 * H, H});
+    b.dense(l + "lconv1d.linear_end.linear.weight", {H, H});
+    b.dense(l + "lconv1d.depthwise_conv1d.weight", {H, 1, K});
+    for (const char* norm : {"lconv1d.pre_layer_norm", "lconv1d.conv_norm", "norm_pre_attn", "norm_post_attn", "norm_out"})
+      b.dense(l + norm + ".weight", {H});
+  }
+  linear_bias(b, p + "output_proj", out, H);
+  b.dense("embed_audio.embedding_projection.weight", {m.hidden_size, out});
+}
+
 // Phi-4-multimodal's subsampling (phi4mm_utils.py NemoConvSubsampling, ReLU between convs): the
 // first 3 x 3 conv from one channel, then per further stride-2 stage a depthwise 3 x 3 and a
 // pointwise conv ("dw_striding") or a full 3 x 3 conv ("striding"), all biased; then `out` from
@@ -1305,6 +1347,7 @@ void add_audio(Builder& b, const ModelSpec& m) {
   if (m.audio->model_type == "qwen3_omni_moe_audio_encoder") add_qwen3_omni_audio(b, m);
   else if (m.audio->model_type == "qwen2_5_omni_audio_encoder") add_qwen2_5_omni_audio(b, m);
   else if (m.audio->model_type == "gemma3n_audio") add_gemma3n_audio(b, m);
+  else if (m.audio->model_type == "gemma4_audio") add_gemma4_audio(b, m);
   else if (m.audio->model_type == "qwen2_audio_encoder") add_qwen2_audio(b, m);
   // Ultravox (audio_config a Whisper config) and Voxtral (voxtral_encoder): the encoder only; their
   // projectors (Ultravox's stacked SwiGLU, Voxtral's adapter) are counted only from safetensors.

@@ -589,6 +589,40 @@ TEST(VisionWeights, Qwen2AudioCountsItsWhisperEncoderAndProjector) {
   EXPECT_TRUE(named);
 }
 
+// Gemma 4 E2B's audio encoder (transformers' Gemma4AudioModel, modeling_gemma4.py; gemma4_mm.py
+// builds it with AutoModel.from_config), from the catalogue line's audio_config (width 1024, 12
+// blocks, 8 heads, channels [128, 32], kernel 5, output 1536). By module:
+//   subsampling: conv 128x1x3x3 = 1,152, norm 128, conv 32x128x3x3 = 36,864, norm 32,
+//                input_proj_linear 1024 x (128/4 x 32) = 1,048,576                  1,086,752
+//   per block:   two feed-forwards 2 x (2 x 4,194,304 + 2 x 1,024) = 16,781,312; attention
+//                q/k/v/post and relative_k_proj 5 x 1,048,576 + per_dim_scale 128 = 5,243,008;
+//                light conv 2,097,152 + 1,048,576 + depthwise 1024x1x5 = 3,150,848;
+//                five norms 5,120                                     25,180,288 x 12 = 302,163,456
+//   output_proj: 1536 x 1024 + bias 1536                                               1,574,400
+//   embed_audio: embedding_projection 1536 x 1536                                      2,359,296
+// 307,183,904 in all (0.57 GiB in bfloat16). Headroom had counted none of it. vLLM builds it under
+// _mark_tower_model(vllm_config, "audio"), and the vision tower under {"image", "video"}: audio at
+// 0 drops the first, image and video at 0 the second.
+TEST(VisionWeights, Gemma4E2bCountsItsAudioEncoder) {
+  const ModelSpec m = test_support::model("google/gemma-4-E2B-it");
+  ASSERT_TRUE(m.audio);
+  const WeightsInventory inv = synthesize_weights(m);
+  EXPECT_EQ(params_with_prefix(inv, "audio_tower.") + params_with_prefix(inv, "embed_audio."), 307183904);
+  VllmFlags no_audio, no_vision;
+  no_audio.limit_mm_per_prompt["audio"] = 0;
+  no_vision.limit_mm_per_prompt["image"] = 0;
+  const Prediction with = test_support::run(m, test_support::gpus("H100"), VllmFlags{}, VllmVersion{0, 29, 0});
+  const Prediction without = test_support::run(m, test_support::gpus("H100"), no_audio, VllmVersion{0, 29, 0});
+  EXPECT_NEAR(static_cast<double>(with.memory.weights - without.memory.weights), 307183904.0 * 2.0, 1e6);
+  // Images off alone keeps the vision tower, which video still uses.
+  const Prediction images_off = test_support::run(m, test_support::gpus("H100"), no_vision, VllmVersion{0, 29, 0});
+  EXPECT_EQ(images_off.memory.weights, with.memory.weights);
+  no_vision.limit_mm_per_prompt["video"] = 0;
+  const Prediction vision_off = test_support::run(m, test_support::gpus("H100"), no_vision, VllmVersion{0, 29, 0});
+  const double vision = static_cast<double>(params_with_prefix(inv, "vision_tower.") + params_with_prefix(inv, "embed_vision."));
+  EXPECT_NEAR(static_cast<double>(with.memory.weights - vision_off.memory.weights), vision * 2.0, 1e6);
+}
+
 // Ultravox (audio_config: a Whisper config, encoder only) and Voxtral (voxtral_encoder, which
 // writes hidden_size / num_hidden_layers / intermediate_size) build the same Whisper-large encoder
 // as Qwen2-Audio above: 636,968,960 parameters under audio_tower. Their projectors are not laid out
