@@ -60,12 +60,20 @@ bool says_quantized(const std::string& w) {
   return std::find(std::begin(k_words), std::end(k_words), w) != std::end(k_words);
 }
 
+// A catalogue model's name as a base: without a trailing "hf" (the transformers-format marker of
+// "Llama-2-7b-chat-hf", which its re-quantizations drop: "Llama-2-7B-Chat-AWQ").
+std::vector<std::string> base_words(std::string_view id) {
+  auto words = name_words(id);
+  if (words.size() > 1 && words.back() == "hf") words.pop_back();
+  return words;
+}
+
 // The catalogue's unquantized models whose name is a prefix (in words) of `words`, longest first.
 std::vector<std::string> bases_by_name(const std::vector<std::string>& words) {
   std::vector<std::string> best;
   std::size_t best_len = 0;
   for (const std::string& id : catalog_model_ids()) {
-    const auto base = name_words(id);
+    const auto base = base_words(id);
     if (base.empty() || base.size() > words.size() || base.size() < best_len) continue;
     if (!std::equal(base.begin(), base.end(), words.begin())) continue;
     if (std::none_of(base.begin(), base.end(), is_size_word)) continue;  // "DeepSeek-R1", "phi-4": no size, no match
@@ -98,10 +106,14 @@ Result<std::string> choose_base(std::string_view id, const std::vector<std::stri
   if (bases.empty()) return no_base(id, "its name extends no catalogue model's name that gives a size");
   if (!same_architecture(bases))
     return no_base(id, "its name extends " + util::or_list(bases) + ", which differ");
-  const std::size_t base_len = name_words(bases.front()).size();
+  const std::size_t base_len = base_words(bases.front()).size();
+  static const std::regex k_bits(R"(\d+b)");
+  bool after_quantization = false;  // "GPTQ-4b-128g": a bit width, not a size
   for (std::size_t i = base_len; i < words.size(); ++i) {
-    if (is_size_word(words[i]) || changes_the_model(words[i]))
+    const bool bits = after_quantization && std::regex_match(words[i], k_bits);
+    if ((is_size_word(words[i]) && !bits) || changes_the_model(words[i]))
       return no_base(id, "'" + words[i] + "' after " + bases.front() + "'s name says it is another model");
+    after_quantization = after_quantization || says_quantized(words[i]);
   }
   return bases.front();
 }

@@ -34,6 +34,15 @@ TEST(CatalogByName, TheLongestBaseNameWinsAndAnotherOwnerKeepsTheModel) {
   ASSERT_TRUE(same) << same.error().to_string();
   EXPECT_EQ(same->architecture_assumed_from, "Qwen/Qwen3-8B");
   EXPECT_FALSE(same->quantization);
+  // A base named with transformers' "-hf" marker, which re-quantizations drop.
+  auto chat = catalog_model_by_name("TheBloke/Llama-2-7B-Chat-AWQ");
+  ASSERT_TRUE(chat) << chat.error().to_string();
+  EXPECT_EQ(chat->architecture_assumed_from, "meta-llama/Llama-2-7b-chat-hf");
+  // "4b" after the method is its bit width, not another model's size.
+  auto bits = catalog_model_by_name("ISTA-DASLab/gemma-3-27b-it-GPTQ-4b-128g");
+  ASSERT_TRUE(bits) << bits.error().to_string();
+  EXPECT_EQ(bits->architecture_assumed_from, "google/gemma-3-27b-it");
+  EXPECT_EQ(bits->quantization->method, "gptq");
   auto gptq8 = catalog_model_by_name("someone/Qwen2.5-7B-Instruct-GPTQ-Int8");
   ASSERT_TRUE(gptq8) << gptq8.error().to_string();
   EXPECT_EQ(gptq8->quantization->method, "gptq");
@@ -47,6 +56,7 @@ TEST(CatalogByName, NamesThatSayAnotherModelAreRefused) {
                          "Qwen/Qwen2.5-7B-Instruct-1M",            // another context (dual-chunk attention)
                          "someone/Qwen3-8B-GGUF",                  // another file format
                          "someone/Qwen3-8B-Eagle3",                // a draft model
+                         "someone/Qwen3-8B-4B-merge",              // another size, before any method
                          "someone/Qwen3-8B-int4",                  // quantized, but by which method?
                          "Qwen3-8B-AWQ"}) {                        // not a repo id
     auto m = catalog_model_by_name(id);
