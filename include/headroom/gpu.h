@@ -79,6 +79,11 @@ class GpuCatalog {
   // Every row. The built-in catalogue parses its whole file on the first call.
   const std::vector<GpuSpec>& all() const;
 
+  // Other rows sold under the same name with another memory size: those whose own name (first
+  // alias) is `name` followed by a memory size ("A100" → "A100 80GB", "RTX 3080" → "RTX 3080 12GB") and whose
+  // memory differs from `chosen`'s by more than 5 %. Empty when the name already says the size.
+  std::vector<GpuSpec> other_sizes_named(std::string_view name, const GpuSpec& chosen) const;
+
  private:
   // The built-in catalogue's names per line, read without parsing the lines (gpu_catalog.cc).
   struct NameIndex;

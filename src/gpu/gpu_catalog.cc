@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <optional>
 #include <span>
 #include <string>
@@ -563,6 +564,50 @@ Result<GpuSpec> GpuCatalog::find(std::string_view name) const {
   auto at = match_name(table, name);
   if (!at) return tl::unexpected(unknown_gpu(name, table));
   return m_gpus[*at];
+}
+
+namespace {
+
+// Lower-case words of a GPU name, split at spaces, dashes and underscores.
+std::vector<std::string> gpu_name_words(std::string_view name) {
+  std::vector<std::string> words;
+  std::string w;
+  for (char c : name) {
+    if (c == ' ' || c == '-' || c == '_') {
+      if (!w.empty()) words.push_back(std::move(w));
+      w.clear();
+    } else {
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!w.empty()) words.push_back(std::move(w));
+  return words;
+}
+
+// "80gb", "12g", "16gib": a memory size.
+bool is_memory_word(const std::string& w) {
+  static const std::regex k_memory(R"(\d+(\.\d+)?(g|gb|gib))");
+  return std::regex_match(w, k_memory);
+}
+
+}  // namespace
+
+std::vector<GpuSpec> GpuCatalog::other_sizes_named(std::string_view name, const GpuSpec& chosen) const {
+  const auto typed = gpu_name_words(name);
+  std::vector<GpuSpec> out;
+  if (typed.empty() || std::any_of(typed.begin(), typed.end(), is_memory_word)) return out;
+  for (const auto& gpu : all()) {
+    if (gpu.key == chosen.key || gpu.total_bytes <= 0 || chosen.total_bytes <= 0) continue;
+    const double ratio = static_cast<double>(gpu.total_bytes) / static_cast<double>(chosen.total_bytes);
+    if (ratio > 0.95 && ratio < 1.05) continue;
+    // The row's own name (its first alias) is the typed one with a size: "A100 80GB", not "H100 NVL".
+    if (gpu.aliases.empty()) continue;
+    const auto words = gpu_name_words(gpu.aliases.front());
+    if (words.size() == typed.size() + 1 && std::equal(typed.begin(), typed.end(), words.begin()) &&
+        is_memory_word(words.back()))
+      out.push_back(gpu);
+  }
+  return out;
 }
 
 std::optional<GpuSpec> GpuCatalog::match_live(std::string_view nvml_name, Bytes nvml_total_bytes) const {

@@ -5,6 +5,7 @@
 #include "headroom/engine_limits.h"
 #include "headroom/gpu.h"
 #include "headroom/gpu_probe.h"
+#include "util/strings.h"
 
 namespace headroom {
 
@@ -50,6 +51,18 @@ Result<GpuSetup> live_gpu_setup(const TargetRequest& t, int needed, int nodes, s
   return *live;
 }
 
+// A name sold with several memory sizes ("A100": 40 and 80 GB) names the catalogue's first; a
+// warning says which and how to name another.
+void warn_other_sizes(const std::string& typed, const GpuSpec& chosen, std::vector<std::string>& warnings) {
+  const auto others = GpuCatalog::builtin().other_sizes_named(typed, chosen);
+  if (others.empty()) return;
+  std::vector<std::string> names;
+  for (const auto& o : others) names.push_back(o.aliases.empty() ? o.name : o.aliases.front() + " (" + o.name + ")");
+  warnings.push_back("'" + typed + "' is sold with more than one memory size: took " + chosen.name + " (" +
+                     util::fixed(chosen.total_gib(), 2) + " GiB as CUDA reports it); for another, name it: " +
+                     util::or_list(names));
+}
+
 }  // namespace
 
 Result<GpuSetup> resolve_gpu_setup(const TargetRequest& given, int needed, std::vector<std::string>& warnings,
@@ -70,6 +83,7 @@ Result<GpuSetup> resolve_gpu_setup(const TargetRequest& given, int needed, std::
     auto gpu = GpuCatalog::builtin().find(t.gpu);
     if (!gpu) return tl::unexpected(gpu.error());
     setup.gpu = *gpu;
+    warn_other_sizes(t.gpu, *gpu, warnings);
   }
   setup.count = t.gpus > 0 ? t.gpus : std::max(1, (needed + setup.nodes - 1) / setup.nodes);
   if (t.used_gib || t.free_gib) {

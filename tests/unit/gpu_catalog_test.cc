@@ -219,3 +219,23 @@ TEST(GpuCountedName, NamesThatOnlyLookCountedStayWhole) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+// A name sold with several memory sizes: the others are named, so `check` can say which it took.
+TEST(GpuCatalog, NamesSoldWithSeveralMemorySizesListTheOthers) {
+  const auto& cat = GpuCatalog::builtin();
+  auto a100 = cat.find("A100");
+  ASSERT_TRUE(a100);
+  auto others = cat.other_sizes_named("A100", *a100);
+  ASSERT_EQ(others.size(), 1u);
+  EXPECT_EQ(others[0].key, cat.find("A100 80GB")->key);
+  EXPECT_TRUE(cat.other_sizes_named("A100 80GB", *cat.find("A100 80GB")).empty());  // the size is named
+  EXPECT_TRUE(cat.other_sizes_named("A10", *cat.find("A10")).empty());              // not a prefix of A100's words
+  EXPECT_TRUE(cat.other_sizes_named("H100", *cat.find("H100")).empty());            // H100 NVL is another name
+  EXPECT_FALSE(cat.other_sizes_named("RTX 3080", *cat.find("RTX 3080")).empty());
+}
+
+}  // namespace
+}  // namespace headroom
