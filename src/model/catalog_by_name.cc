@@ -126,18 +126,24 @@ Result<ModelSpec> catalog_model_by_name(std::string_view id) {
   auto base = choose_base(id, words);
   if (!base) return tl::unexpected(base.error());
   json line = *model_detail::find_catalog_line(*base);
+  // The method comes from the name's own words (the owner only picks the exporter's convention).
   json q = json::object();
-  model_detail::infer_quant_from_id(id, q);
-  const bool quantized = std::any_of(words.begin(), words.end(), says_quantized);
-  if (quantized && !q.contains("quant_method"))
-    return no_base(id, "its name says it is quantized but not by which method");
-  if (q.contains("quant_method")) line["quantization_config"] = q;
+  if (std::any_of(words.begin(), words.end(), says_quantized)) {
+    model_detail::infer_quant_from_id(id, q);
+    if (!q.contains("quant_method")) return no_base(id, "its name says it is quantized but not by which method");
+    line["quantization_config"] = q;
+  }
   auto spec = model_detail::spec_of_catalog_line(&line);
   if (!spec) return spec;
+  // The base line's own caveat (a copied or unconfirmed architecture) stays in the source.
+  const std::string base_note = spec->location.size() > std::string("built-in catalogue").size()
+                                    ? "; " + *base + "'s line: " + spec->location.substr(std::string("built-in catalogue (").size(),
+                                                                                         std::string::npos)
+                                    : ")";
   spec->id = std::string(id);
   spec->architecture_assumed_from = *base;
   spec->location = "built-in catalogue (architecture assumed from " + *base +
-                   ", whose name this repo's extends; its own config.json was not read)";
+                   ", whose name this repo's extends; its own config.json was not read" + base_note;
   if (spec->quantization) spec->quantization->guessed_from = "the repo name";
   return spec;
 }
