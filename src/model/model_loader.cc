@@ -119,14 +119,15 @@ std::string did_you_mean(std::string_view model_ref, const ModelLoadOptions& opt
   return close.empty() ? std::string() : "; did you mean " + util::or_list(close) + "?";
 }
 
-// A repo id whose config.json could not be read and that the catalogue lacks, as the catalogue
-// model its name extends (catalog_model_by_name), with a note saying so; nullopt when none fits.
+// The note that says a repo's architecture was assumed, and what to pass instead.
 void note_assumed(const ModelLoadOptions& options, std::string_view model_ref, const ModelSpec& spec) {
   note(options, "'" + std::string(model_ref) + "' is not in the built-in catalogue and its config.json was not read: its "
                 "architecture is assumed to be " + spec.architecture_assumed_from + "'s, whose name its own extends; pass "
                 "the model's folder or config.json (or let headroom reach the Hub) for an exact answer");
 }
 
+// A repo id whose config.json could not be read and that the catalogue lacks, as the catalogue
+// model its name extends (catalog_model_by_name), with a note saying so; nullopt when none fits.
 std::optional<ModelSpec> assumed_by_name(std::string_view model_ref, const ModelLoadOptions& options) {
   if (!options.use_catalog) return std::nullopt;
   auto spec = catalog_model_by_name(model_ref);
