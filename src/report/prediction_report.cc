@@ -274,10 +274,13 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
     line("kv cache  not sized: startup stops before the KV cache is allocated");
   }
   line("");
+  // A verdict on an architecture assumed by name holds only if the repo is that model.
+  const std::string assumed =
+      model.architecture_assumed_from.empty() ? "" : ", if the repo is " + safe(model.architecture_assumed_from) + " underneath";
   if (p.starts) {
-    line(paint("verdict: starts", "32;1", style));
+    line(paint("verdict: starts" + assumed, "32;1", style));
   } else {
-    line(paint("verdict: fails at " + safe(p.failure->phase) + " (" + safe(p.failure->error_class) + ")", "31;1", style));
+    line(paint("verdict: fails at " + safe(p.failure->phase) + " (" + safe(p.failure->error_class) + ")" + assumed, "31;1", style));
     line("  vLLM would say: " + safe(p.failure->message));
   }
   for (const auto& n : p.notes) line("note: " + safe(n));
