@@ -99,7 +99,7 @@ export function render(doc) {
   const s = doc.settings;
   return `<div class="card">${verdict(doc)}
     ${changes(doc)}
-    <p><small>${esc(doc.model.id)} · vLLM ${esc(doc.vllm_version)} · tp=${s.tensor_parallel_size} pp=${s.pipeline_parallel_size} · max_model_len ${num(s.max_model_len)} · utilization ${s.gpu_memory_utilization}</small></p>
+    <p><small>${esc(doc.model.id)}${doc.model.architecture_assumed_from ? ` (architecture assumed from ${esc(doc.model.architecture_assumed_from)}: its own config was not read)` : ""} · vLLM ${esc(doc.vllm_version)} · tp=${s.tensor_parallel_size} pp=${s.pipeline_parallel_size} · max_model_len ${num(s.max_model_len)} · utilization ${s.gpu_memory_utilization}</small></p>
     ${memoryBars(doc)}
     <dl class="figures">
       <div><dt>KV cache tokens</dt><dd id="kv-tokens">${num(doc.kv_cache_tokens)}</dd></div>
