@@ -104,8 +104,11 @@ struct RankProfile {
   // --skip-mm-profiling (compute_mm_encoder_budget; profile_run's skip_mm_profiling branch).
   bool encoder_pass_off = false;
   // vLLM profiles an audio encoder headroom does not size: an audio-only model (Qwen2-Audio), or an
-  // omni model whose image and video inputs are limited to 0 while audio stays on.
+  // omni model whose image and video inputs are limited to 0 while audio stays on (Gemma 4's
+  // few-millisecond dummy clip excepted).
   bool audio_pass_unsized = false;
+  // The audio encoder is what vLLM profiles (images and video off, audio on), sized or not.
+  bool audio_profiled = false;
   // vLLM runs the pass but the tower's family is not sized (EncoderProfile::family_unsized).
   bool encoder_pass_unsized = false;
   std::string encoder_note;  // the dummy batch the encoder runs on, as the report says it ("" when none)

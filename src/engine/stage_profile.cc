@@ -73,8 +73,12 @@ void profile_activation(const ModelSpec& model, const GpuSpec& gpu, const VllmFl
   r.encoder_other_reading_why = encoder.other_reading_why;
   r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
   r.encoder_pass_unsized = encoder.family_unsized;  // only set where the pass runs
-  r.audio_pass_unsized = model.audio && model.audio->layers > 0 && !r.encoder_pass_off && mm_limit(flags, "audio") > 0 &&
-                         (!model.vision || (mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0));
+  r.audio_profiled = model.audio && model.audio->layers > 0 && !r.encoder_pass_off && mm_limit(flags, "audio") > 0 &&
+                     (!model.vision || (mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0));
+  // Gemma 4's dummy audio is feature_extractor.fft_length samples (gemma4_mm.py
+  // Gemma4DummyInputsBuilder.get_dummy_mm_data), a few milliseconds: its encoder pass is a few
+  // frames, nothing to allow for. Other audio encoders' dummy clips are not sized.
+  r.audio_pass_unsized = r.audio_profiled && model.audio->model_type != "gemma4_audio";
   // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
   // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)
   if (encoder.items > 0 && !config.version.is_v1_engine())

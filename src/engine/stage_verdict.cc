@@ -99,6 +99,7 @@ ModelUncertainty model_uncertainty(const ModelSpec& model, const StageResults& r
   u.encoder_pass_modelled = rank.encoder_pass_modelled;
   if (rank.encoder_pass_unsized) u.unsized_tower = model.architecture;
   u.audio_pass_unsized = rank.audio_pass_unsized;
+  u.audio_profiled = rank.audio_profiled;
   u.encoder_other_reading = rank.encoder_other_reading;
   u.encoder_other_reading_why = rank.encoder_other_reading_why;
   u.sampler_sets_peak = rank.sampler_sets_peak;

@@ -47,7 +47,7 @@ void nvswitch_allowance(const VllmVersion& version, int tp, KvUncertainty& u, do
 void encoder_allowance(bool dynamic_resolution_vision, const ModelUncertainty& model, KvUncertainty& u, double& spread,
                        double& below, double& above) {
   // With images and video off while audio is on, the audio encoder's is the pass vLLM runs.
-  if (dynamic_resolution_vision && !model.audio_pass_unsized) {
+  if (dynamic_resolution_vision && !model.audio_profiled) {
     // The encoder can only add memory, so this widens the low side. Where its dummy batch is
     // sized (encoder_profile.cc), the allowance is the largest KV shortfall left on the calibration
     // rows of such towers with the pass and the encoder cache modelled: 0.63 GiB (Qwen3.5-9B, L40S,

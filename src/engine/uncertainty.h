@@ -55,6 +55,7 @@ struct ModelUncertainty {
   std::string unsized_tower;          // the architecture, when vLLM runs a pass headroom does not size
   // An audio-only model (Qwen2-Audio) whose audio encoder vLLM profiles on its dummy clips: not sized.
   bool audio_pass_unsized = false;
+  bool audio_profiled = false;  // the audio encoder, not the vision one, is what vLLM profiles
   Bytes encoder_other_reading = 0;    // the encoder pass's other reading (EncoderProfile::other_reading)
   std::string encoder_other_reading_why;
   Bytes guessed_quantization_extra = 0;  // weights_under_the_other_reading − weights_under_the_guess (≥ 0)

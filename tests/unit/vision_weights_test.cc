@@ -623,6 +623,23 @@ TEST(VisionWeights, Gemma4E2bCountsItsAudioEncoder) {
   EXPECT_NEAR(static_cast<double>(with.memory.weights - vision_off.memory.weights), vision * 2.0, 1e6);
 }
 
+// With images and video off and audio on, vLLM profiles Gemma 4's audio encoder on a dummy clip of
+// feature_extractor.fft_length samples (gemma4_mm.py get_dummy_mm_data), a few milliseconds: no
+// allowance for an unsized audio pass, and none for a vision pass that does not run. Qwen2-Audio's
+// dummy clips stay unsized (VisionWeights.Qwen2AudioCountsItsWhisperEncoderAndProjector).
+TEST(VisionWeights, Gemma4AudioOnlyProfilesATinyDummyClip) {
+  const ModelSpec m = test_support::model("google/gemma-4-E2B-it");
+  VllmFlags audio_only;
+  audio_only.limit_mm_per_prompt["image"] = 0;
+  audio_only.limit_mm_per_prompt["video"] = 0;
+  const Prediction p = test_support::run(m, test_support::gpus("L4"), audio_only, VllmVersion{0, 29, 0});
+  ASSERT_TRUE(p.uncertainty);
+  for (const auto& r : p.uncertainty->reasons) {
+    EXPECT_EQ(r.find("audio encoder's profile pass"), std::string::npos) << r;
+    EXPECT_EQ(r.find("vision encoder"), std::string::npos) << r;
+  }
+}
+
 // Ultravox (audio_config: a Whisper config, encoder only) and Voxtral (voxtral_encoder, which
 // writes hidden_size / num_hidden_layers / intermediate_size) build the same Whisper-large encoder
 // as Qwen2-Audio above: 636,968,960 parameters under audio_tower. Their projectors are not laid out
