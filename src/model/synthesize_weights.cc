@@ -1422,6 +1422,21 @@ std::string glob_to_regex(std::string_view glob) {
 
 }  // namespace model_detail
 
+namespace {
+
+// transformers' headless decoder classes (AutoModel: the layers and the final norm, no LM head),
+// which vLLM's registry serves as embedding models (registry.py _EMBEDDING_MODELS: "LlamaModel",
+// "MistralModel", "Qwen2Model", "Gemma2Model", "Gemma3TextModel", "LlamaBidirectionalModel"). Their
+// checkpoints hold no lm_head, and vLLM's pooling adapter (adapters.py _create_pooling_model_cls:
+// "These are not used in pooling models") deletes the one its generative class would build.
+bool headless_decoder(const std::string& architecture) {
+  static const char* k_classes[] = {"LlamaModel", "MistralModel", "Qwen2Model", "Qwen3Model", "Gemma2Model", "Gemma3TextModel",
+                                    "LlamaBidirectionalModel"};
+  return std::find(std::begin(k_classes), std::end(k_classes), architecture) != std::end(k_classes);
+}
+
+}  // namespace
+
 WeightsInventory synthesize_weights(const ModelSpec& m) {
   if (m.architecture == "RWForCausalLM" || m.architecture == "FalconForCausalLM" || m.model_type == "falcon")
     return synthesize_falcon(m);
@@ -1494,7 +1509,7 @@ WeightsInventory synthesize_weights(const ModelSpec& m) {
     }
   }
   b.dense(root + (nemotron ? "norm_f.weight" : "norm.weight"), {H});
-  if (!m.tie_word_embeddings) {
+  if (!m.tie_word_embeddings && !headless_decoder(m.architecture)) {
     bool q = m.quantization && m.quantization->lm_head_quantized;
     if (q) b.linear(lm_head.substr(0, lm_head.size() - 7), V, H);
     else b.dense(lm_head, {V, H});

@@ -24,6 +24,26 @@ TEST(SynthesizeWeights, Llama31_8BTotals) {
   EXPECT_TRUE(find_tensor(inv, "lm_head.weight"));
 }
 
+// A headless decoder (transformers' Qwen2Model, which vLLM serves as an embedding model: the
+// gte-Qwen2 family) has no LM head in its checkpoint, and vLLM's pooling adapter builds none: the
+// same config as Qwen2ForCausalLM without its vocab x hidden head (151,646 x 3,584 = 543,499,264).
+TEST(SynthesizeWeights, HeadlessDecodersHaveNoLmHead) {
+  const char* config = R"({"architectures": ["ARCH"], "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+    "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 151646,
+    "max_position_embeddings": 32768, "tie_word_embeddings": false, "torch_dtype": "bfloat16"})";
+  auto with_arch = [&](const std::string& arch) {
+    std::string text = config;
+    text.replace(text.find("ARCH"), 4, arch);
+    auto m = parse_model_config_text(text, "config.json");
+    EXPECT_TRUE(m) << m.error().message;
+    return synthesize_weights(*m);
+  };
+  const WeightsInventory headless = with_arch("Qwen2Model"), generative = with_arch("Qwen2ForCausalLM");
+  EXPECT_FALSE(find_tensor(headless, "lm_head.weight"));
+  EXPECT_TRUE(find_tensor(generative, "lm_head.weight"));
+  EXPECT_EQ(generative.total_bytes - headless.total_bytes, 543'499'264LL * 2);
+}
+
 TEST(SynthesizeWeights, Qwen3TiedEmbeddingsHaveNoLmHead) {
   ModelSpec m = model("Qwen/Qwen3-0.6B");
   WeightsInventory inv = synthesize_weights(m);
