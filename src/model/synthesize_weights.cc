@@ -1430,7 +1430,7 @@ namespace {
 // checkpoints hold no lm_head, and vLLM's pooling adapter (adapters.py _create_pooling_model_cls:
 // "These are not used in pooling models") deletes the one its generative class would build.
 bool headless_decoder(const std::string& architecture) {
-  static const char* k_classes[] = {"LlamaModel", "MistralModel", "Qwen2Model", "Qwen3Model", "Gemma2Model", "Gemma3TextModel",
+  static const char* k_classes[] = {"LlamaModel", "MistralModel", "Qwen2Model", "Gemma2Model", "Gemma3TextModel",
                                     "LlamaBidirectionalModel"};
   return std::find(std::begin(k_classes), std::end(k_classes), architecture) != std::end(k_classes);
 }
