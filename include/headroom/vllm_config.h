@@ -79,6 +79,9 @@ struct VllmFlags {
   std::map<std::string, MmDummySize> mm_dummy_sizes;
   bool language_model_only = false;
   bool skip_mm_profiling = false;
+  // --runner pooling, --convert embed / classify / reward, or --task embed / embedding / classify /
+  // score / reward: a generative class served as a pooling model (model_executor/models/adapters.py).
+  bool pooling_runner = false;
   bool disable_chunked_mm_input = false;  // --disable-chunked-mm-input: one multimodal item per batch, never split
   std::optional<std::string> mm_encoder_tp_mode;
   std::string mm_processor_kwargs;

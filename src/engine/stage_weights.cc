@@ -52,6 +52,7 @@ WeightPlan weight_plan(const ModelSpec& model, const GpuSpec& gpu, const VllmFla
   plan.skip_mm_towers = skips_tower_weights(model, flags, config.version);
   plan.skip_image_tower = skips_one_tower(model, flags, config.version, "image");
   plan.skip_audio_tower = skips_one_tower(model, flags, config.version, "audio");
+  plan.pooling_runner = flags.pooling_runner;
   plan.rope_cache_positions_factor = mrope_cache_factor(model, config.version);
   // ROCm pads the unquantized fused-MoE weights (#14454, taken as first in v0.8) unless
   // VLLM_ROCM_MOE_PADDING=0; quantized experts (a checkpoint's method, online fp8) take other
@@ -181,6 +182,10 @@ LoadedWeights load_weights(const ModelSpec& model, const GpuSpec& gpu, const Vll
                       std::to_string(model.audio->layers) + "-block Conformer): the checkpoint's safetensors headers "
                       "(a local folder or the Hub) count it exactly");
   if (!stages.empty() && stages.front().tower_bytes > 0 && !measured) w.notes.push_back(tower_note(model, stages.front()));
+  if (w.plan.pooling_runner)
+    w.notes.push_back("the pooling runner: vLLM's pooling adapter deletes the LM head, so it is not loaded (adapters.py); its "
+                      "profile runs the pooler, not the sampler, and the activation estimate keeps the sampler's term (the "
+                      "one pooling run measured, Qwen3-Embedding-0.6B on vLLM 0.28, logged 0.52 GiB where it gives 0.56)");
   for (std::size_t st = 0; st < stages.size() && static_cast<int>(st) < s.pipeline_parallel_size; ++st) {
     RankWeights r;
     r.layout = stages[st];

@@ -196,6 +196,15 @@ void add_multimodal_flags(std::vector<FlagSpec>& t) {
     f.mm_processor_kwargs = j->dump();
     return {};
   }));
+  // The pooling runner (adapters.py _create_pooling_model_cls deletes lm_head): --runner from
+  // v0.10.2, --convert beside it, --task before.
+  t.push_back(value_flag({"--runner", "--convert", "--task"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    static const char* k_pooling[] = {"pooling", "embed", "embedding", "classify", "score", "reward"};
+    const bool pooling = std::find(std::begin(k_pooling), std::end(k_pooling), v) != std::end(k_pooling) &&
+                         !(flag == "--runner" && v != "pooling");
+    f.pooling_runner = f.pooling_runner || pooling;
+    return {};
+  }));
   t.push_back({{"--language-model-only"}, Arity::flag,
                [](VllmFlags& f, const std::string&, const std::string& v) -> Result<void> {
                  f.language_model_only = v != "false";

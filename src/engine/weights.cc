@@ -337,6 +337,8 @@ bool not_loaded(std::string_view name, const ModelSpec& model, const WeightPlan&
   // model classes leave their towers unbuilt and skip their weights (#22299).
   if (plan.skip_mm_towers && (is_vision(name) || name.starts_with("mlp1."))) return true;
   if (plan.skip_image_tower && (contains(name, "vision_tower.") || contains(name, "embed_vision."))) return true;
+  // The pooling runner's adapter deletes the generative class's LM head (adapters.py).
+  if (plan.pooling_runner && (name.starts_with("lm_head.") || name.starts_with("language_model.lm_head."))) return true;
   // Qwen2-Audio's multi_modal_projector is its audio tower's.
   const bool qwen2_audio = model.architecture == "Qwen2AudioForConditionalGeneration";
   return plan.skip_audio_tower &&
@@ -484,6 +486,7 @@ std::string model_plan_key(const ModelSpec& model, const WeightPlan& plan) {
          std::to_string(model.num_layers) + '/' + std::to_string(model.hidden_size) + '/' +
          (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "") +
          (plan.skip_image_tower ? "/no-image-tower" : "") + (plan.skip_audio_tower ? "/no-audio-tower" : "") +
+         (plan.pooling_runner ? "/pooling" : "") +
          "/rope" + std::to_string(plan.rope_cache_positions_factor) + (plan.rocm_moe_padding ? "/rocm-moe-padding" : "");
 }
 

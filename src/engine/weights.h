@@ -24,7 +24,8 @@ struct WeightPlan {
   std::vector<int> layer_partition; // VLLM_PP_LAYER_PARTITION's layers per stage (empty: vLLM's default split)
   bool skip_mm_towers = false;      // text-only mode: the vision/audio towers and projectors are not loaded
   bool skip_image_tower = false;    // Gemma 3n, image limited to 0: vision_tower and embed_vision are not loaded
-  bool skip_audio_tower = false;    // Gemma 3n, audio limited to 0: audio_tower and embed_audio are not loaded
+  bool skip_audio_tower = false;
+  bool pooling_runner = false;      // the pooling adapter deletes the LM head (adapters.py)    // Gemma 3n, audio limited to 0: audio_tower and embed_audio are not loaded
   int rope_cache_positions_factor = 1;  // M-RoPE from v0.7.2: the cos/sin cache covers 4 × max_position (mrope_cache_factor)
   // ROCm pads each row of the unquantized fused-MoE weights by 256 bytes (rocm_moe_row_factor).
   bool rocm_moe_padding = false;

@@ -2,6 +2,7 @@
 
 #include "engine/weights.h"
 #include "headroom/model.h"
+#include "headroom/vllm_config.h"
 #include "unit/engine_test_support.h"
 #include "unit/model_test_support.h"
 
@@ -42,6 +43,28 @@ TEST(SynthesizeWeights, HeadlessDecodersHaveNoLmHead) {
   EXPECT_FALSE(find_tensor(headless, "lm_head.weight"));
   EXPECT_TRUE(find_tensor(generative, "lm_head.weight"));
   EXPECT_EQ(generative.total_bytes - headless.total_bytes, 543'499'264LL * 2);
+}
+
+// --runner pooling (v0.10.2+), --convert embed, or --task embed before: vLLM's pooling adapter
+// deletes the generative class's LM head (adapters.py), so Qwen3-8B served for embeddings loads
+// 151,936 x 4,096 bf16 values less: 1,244,659,712 bytes. --runner generate changes nothing.
+TEST(SynthesizeWeights, ThePoolingRunnerDropsTheLmHead) {
+  const ModelSpec m = model("Qwen/Qwen3-8B");
+  auto flags_of = [](std::vector<std::string> args) {
+    auto cmd = parse_vllm_command(args);
+    EXPECT_TRUE(cmd) << cmd.error().to_string();
+    return cmd ? cmd->flags : VllmFlags{};
+  };
+  const auto weights = [&](const VllmFlags& f) {
+    return test_support::run(m, test_support::gpus("L4"), f).memory.weights;
+  };
+  const Bytes generate = weights(flags_of({"--runner", "generate"}));
+  EXPECT_EQ(generate, weights(VllmFlags{}));
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--runner", "pooling"}, {"--convert", "embed"}, {"--task", "embed"}}) {
+    const VllmFlags f = flags_of(args);
+    EXPECT_TRUE(f.pooling_runner) << args[0];
+    EXPECT_EQ(generate - weights(f), 1'244'659'712) << args[0];
+  }
 }
 
 TEST(SynthesizeWeights, Qwen3TiedEmbeddingsHaveNoLmHead) {
