@@ -225,7 +225,9 @@ bool quantization_read(const json& line) {
 // The model source shown for a line whose architecture was copied from another checkpoint's line
 // (tier I: a quantized repo's base; tier H: a sibling or an unattributed copy), as its
 // source_description names it.
-std::string copied_architecture_note(const json& line) {
+}  // namespace
+
+std::string model_detail::copied_architecture_note(const json& line) {
   const std::string quality = line.value("source_quality", "");
   const bool inherited = quality.rfind("architecture inherited", 0) == 0;
   const bool unconfirmed = quality.rfind("UNCONFIRMED", 0) == 0;
@@ -241,6 +243,8 @@ std::string copied_architecture_note(const json& line) {
   return "architecture from another checkpoint's config" + (from.empty() ? std::string() : " (" + from + ")") +
          ", attribution unconfirmed";
 }
+
+namespace {
 
 // The catalogue summarises two per-layer lists as counts; they are expanded back into lists.
 // - DeepSeek-V4 compress_ratios {"0": 3, "4": 21, "128": 20} over 44 entries (43 layers + MTP).
@@ -462,7 +466,7 @@ Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
   spec->id = hf_id;
   spec->source = ModelSource::catalog;
   spec->location = "built-in catalogue";
-  if (std::string copied = copied_architecture_note(*line); !copied.empty()) spec->location += " (" + copied + ")";
+  if (std::string copied = model_detail::copied_architecture_note(*line); !copied.empty()) spec->location += " (" + copied + ")";
   if (spec->quantization && !quantization_read(*line)) spec->quantization->guessed_from = "the repo name";
   model_detail::apply_summarised_ignore_list(*line, *spec);
   spec->raw_config = *line;

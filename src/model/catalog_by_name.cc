@@ -49,7 +49,7 @@ bool changes_the_model(const std::string& w) {
                                   "rerank", "reward", "rm",    "prm",    "guard",  "classifier", "mtp",   "eagle",
                                   "eagle3", "medusa", "draft", "speculator", "moe", "lora",     "adapter", "peft",
                                   "gguf",   "ggml",   "exl2",  "exl3",   "mlx",    "onnx",      "openvino", "ov",
-                                  "coreml", "hqq",    "aqlm",  "quip",   "vptq",  "autoround", "1m"};
+                                  "coreml", "hqq",    "aqlm",  "quip",   "vptq",  "autoround"};  // "1m" and "128k" are size words
   return std::find(std::begin(k_words), std::end(k_words), w) != std::end(k_words);
 }
 
@@ -136,10 +136,8 @@ Result<ModelSpec> catalog_model_by_name(std::string_view id) {
   auto spec = model_detail::spec_of_catalog_line(&line);
   if (!spec) return spec;
   // The base line's own caveat (a copied or unconfirmed architecture) stays in the source.
-  const std::string base_note = spec->location.size() > std::string("built-in catalogue").size()
-                                    ? "; " + *base + "'s line: " + spec->location.substr(std::string("built-in catalogue (").size(),
-                                                                                         std::string::npos)
-                                    : ")";
+  const std::string copied = model_detail::copied_architecture_note(line);
+  const std::string base_note = copied.empty() ? ")" : "; " + *base + "'s line: " + copied + ")";
   spec->id = std::string(id);
   spec->architecture_assumed_from = *base;
   spec->location = "built-in catalogue (architecture assumed from " + *base +

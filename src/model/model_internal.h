@@ -72,6 +72,10 @@ const std::vector<ProcessorConfigFile>& processor_configs();
 // The catalogue line for an id (case-insensitive), or nullptr.
 const nlohmann::json* find_catalog_line(std::string_view id);
 
+// The model source shown for a catalogue line whose architecture was copied from another
+// checkpoint's line ("architecture copied from ...", "... attribution unconfirmed"); "" otherwise.
+std::string copied_architecture_note(const nlohmann::json& line);
+
 // The ModelSpec of a catalogue line (or of a copy of one); supplements are found by its hf_id.
 Result<ModelSpec> spec_of_catalog_line(const nlohmann::json* line);
 
