@@ -18,6 +18,7 @@
 #include "util/json_file.h"
 #include "util/json_members.h"
 #include "util/strings.h"
+#include "util/word_match.h"
 
 namespace headroom {
 namespace {
@@ -569,20 +570,7 @@ Result<GpuSpec> GpuCatalog::find(std::string_view name) const {
 namespace {
 
 // Lower-case words of a GPU name, split at spaces, dashes and underscores.
-std::vector<std::string> gpu_name_words(std::string_view name) {
-  std::vector<std::string> words;
-  std::string w;
-  for (char c : name) {
-    if (c == ' ' || c == '-' || c == '_') {
-      if (!w.empty()) words.push_back(std::move(w));
-      w.clear();
-    } else {
-      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  if (!w.empty()) words.push_back(std::move(w));
-  return words;
-}
+std::vector<std::string> gpu_name_words(std::string_view name) { return util::lower_words(name, " -_"); }
 
 // "80gb", "12g", "16gib": a memory size.
 bool is_memory_word(const std::string& w) {

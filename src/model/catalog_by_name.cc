@@ -10,6 +10,7 @@
 #include "headroom/hub.h"
 #include "model/model_internal.h"
 #include "util/strings.h"
+#include "util/word_match.h"
 
 namespace headroom {
 
@@ -20,19 +21,7 @@ using nlohmann::json;
 // The words of a repo name (after the owner), lower case, split at '-' and '_'.
 std::vector<std::string> name_words(std::string_view id) {
   const std::size_t slash = id.rfind('/');
-  const std::string name = util::to_lower(slash == std::string_view::npos ? id : id.substr(slash + 1));
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : name) {
-    if (c == '-' || c == '_') {
-      if (!word.empty()) words.push_back(std::move(word));
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
+  return util::lower_words(slash == std::string_view::npos ? id : id.substr(slash + 1), "-_");
 }
 
 // A parameter count ("8b", "0.6b", "135m", "a3b", "e2b", "8x7b") or a context length ("128k",

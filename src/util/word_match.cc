@@ -25,4 +25,19 @@ std::vector<std::string> word_matches(std::string_view query, const std::vector<
   return hits;
 }
 
+std::vector<std::string> lower_words(std::string_view text, std::string_view separators) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : to_lower(text)) {
+    if (separators.find(c) == std::string_view::npos) {
+      word += c;
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
 }  // namespace headroom::util

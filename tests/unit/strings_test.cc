@@ -58,6 +58,13 @@ TEST(Strings, WordMatchesFindsNamesTypedWithSpaces) {
   EXPECT_TRUE(word_matches("gpt 5", ids).empty());
 }
 
+TEST(Strings, LowerWordsCutsAtEachSeparatorAndDropsEmptyWords) {
+  EXPECT_EQ(lower_words("Qwen3-30B-A3B__AWQ-", "-_"), (std::vector<std::string>{"qwen3", "30b", "a3b", "awq"}));
+  EXPECT_EQ(lower_words("RTX 4060-Ti", " -_"), (std::vector<std::string>{"rtx", "4060", "ti"}));
+  EXPECT_EQ(lower_words("RTX 4060-Ti", "-"), (std::vector<std::string>{"rtx 4060", "ti"}));
+  EXPECT_TRUE(lower_words("--", "-").empty());
+}
+
 TEST(Strings, SuggestionsIgnoreAbsurdlyLongQueries) {
   std::vector<std::string> ids = {"meta-llama/Llama-3.1-8B-Instruct"};
   EXPECT_TRUE(closest_matches(std::string(100000, 'a') + "meta-llama/Llama-3.1-8B-Instruct", ids).empty());
