@@ -441,8 +441,11 @@ Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
                           util::join(missing, ", ") + ")" + advice,
                       where);
   }
-  json config = to_config(*line);
-  if (supplement) {
+  // A supplement marked whole_config is a copy of the repo's own config.json (lines added from
+  // one): it is read as the Hub's file would be, and the line's summary is for listings only.
+  const bool whole = supplement != nullptr && supplement->value("whole_config", false);
+  json config = whole ? (*supplement)["config"] : to_config(*line);
+  if (supplement && !whole) {
     // Supplements keep config.json's nesting. A catalogue line without text_model_type holds the
     // text model's keys at the top level, so a supplement's text_config is flattened to match.
     json extra = (*supplement)["config"];
@@ -469,7 +472,11 @@ Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
   if (std::string copied = model_detail::copied_architecture_note(*line); !copied.empty()) spec->location += " (" + copied + ")";
   if (spec->quantization && !quantization_read(*line)) spec->quantization->guessed_from = "the repo name";
   model_detail::apply_summarised_ignore_list(*line, *spec);
-  spec->raw_config = *line;
+  if (whole && supplement->contains("preprocessor_config") && (*supplement)["preprocessor_config"].is_object()) {
+    HR_TRY(applied, model_detail::apply_preprocessor_config((*supplement)["preprocessor_config"], where, *spec));
+    (void)applied;
+  }
+  if (!whole) spec->raw_config = *line;  // a whole config keeps itself, as read from the Hub
   if (line->contains("total_params")) spec->declared_params = parse_param_count((*line)["total_params"]);
   return spec;
 }

@@ -27,6 +27,27 @@ const nlohmann::json& gemma3_text_defaults() {
   return k_defaults;
 }
 
+// transformers' config class defaults for the language models that multimodal wrappers name in a
+// compact text_config: llava-hf's LLaVA-1.5 and LLaVA-NeXT configs write only what differs from
+// LlamaConfig (configuration_llama.py) or MistralConfig (configuration_mistral.py). Only the sizes
+// are filled, where the sub-config leaves them out: the catalogue's lines drop the keys a config
+// writes as null (Mistral-Small-3.1's sliding_window), so a default for such a key would override
+// what the config says; for those keys the reading without them stays (no window; a Llama's KV
+// heads, absent, are its attention heads, as LlamaConfig makes them).
+const nlohmann::json* wrapped_text_defaults(const std::string& model_type) {
+  static const nlohmann::json k_llama = {
+      {"vocab_size", 32000},     {"hidden_size", 4096},         {"intermediate_size", 11008},
+      {"num_hidden_layers", 32}, {"num_attention_heads", 32},
+  };
+  static const nlohmann::json k_mistral = {
+      {"vocab_size", 32000},     {"hidden_size", 4096},         {"intermediate_size", 14336},
+      {"num_hidden_layers", 32}, {"num_attention_heads", 32},   {"num_key_value_heads", 8},
+  };
+  if (model_type == "llama") return &k_llama;
+  if (model_type == "mistral") return &k_mistral;
+  return nullptr;
+}
+
 // A number within [min, max] (finite): numbers read from a config are checked before any
 // arithmetic uses them. Out of range: `origin:line:col: expected "key" between min and max, got VALUE`.
 Result<std::optional<double>> get_number_in(const ConfigReader& c, const std::string& key, double min, double max) {
@@ -957,8 +978,12 @@ Result<ModelSpec> parse_config(const nlohmann::json& original, const std::string
 
   // Multimodal wrappers keep the language model's fields in a sub-config.
   std::optional<ConfigReader> sub;
+  const char* sub_key = "";
   for (const char* key : {"text_config", "llm_config", "language_config"}) {
-    if ((sub = top.child(key))) break;
+    if ((sub = top.child(key))) {
+      sub_key = key;
+      break;
+    }
   }
   const ConfigReader& text = sub ? *sub : top;
   HR_TRY(text_type, text.get_string("model_type"));
@@ -971,7 +996,12 @@ Result<ModelSpec> parse_config(const nlohmann::json& original, const std::string
     with_defaults = text.json();
     for (const auto& [k, v] : gemma3_text_defaults().items())
       if (!with_defaults.contains(k) || with_defaults[k].is_null()) with_defaults[k] = v;
-    defaulted.emplace(with_defaults, origin, sub ? "text_config" : "", text_ptr, positions);
+    defaulted.emplace(with_defaults, origin, sub_key, text_ptr, positions);
+  } else if (const nlohmann::json* defaults = sub ? wrapped_text_defaults(spec.model_type) : nullptr) {
+    with_defaults = text.json();
+    for (const auto& [k, v] : defaults->items())
+      if (!with_defaults.contains(k)) with_defaults[k] = v;
+    defaulted.emplace(with_defaults, origin, sub_key, text_ptr, positions);
   }
   const ConfigReader& t = defaulted ? *defaulted : text;
 

@@ -42,6 +42,55 @@ TEST(BuiltinCatalog, GpuCatalogEqualsTheWholeFileParsed) {
   EXPECT_EQ(gpu_catalog_to_json(GpuCatalog::builtin()), gpu_catalog_to_json(*whole));
 }
 
+// A line added from a copy of its repo's config.json (scripts/catalog_add_config.py) predicts as
+// that config.json read from the Hub or a folder would: the same architecture, the same
+// synthesised weights, the quantization read rather than guessed, and no "copied" source.
+TEST(BuiltinCatalog, LinesAddedFromAWholeConfigReadItAsTheHubWould) {
+  auto text = embedded::find("config_supplements.jsonl");
+  ASSERT_TRUE(text);
+  auto lines = util::parse_jsonl(*text, "config_supplements.jsonl");
+  ASSERT_TRUE(lines) << lines.error().to_string();
+  int whole = 0;
+  for (const auto& line : *lines) {
+    if (!line.value("whole_config", false)) continue;
+    ++whole;
+    const std::string id = line["hf_id"].get<std::string>();
+    auto from_catalogue = catalog_model(id);
+    ASSERT_TRUE(from_catalogue) << id << ": " << from_catalogue.error().to_string();
+    auto from_file = parse_model_config(line["config"], id + "/config.json");
+    ASSERT_TRUE(from_file) << id << ": " << from_file.error().to_string();
+    EXPECT_EQ(from_catalogue->location.rfind("built-in catalogue", 0), 0u) << id;
+    EXPECT_EQ(from_catalogue->architecture, from_file->architecture) << id;
+    EXPECT_EQ(from_catalogue->num_layers, from_file->num_layers) << id;
+    EXPECT_EQ(from_catalogue->vision.has_value(), from_file->vision.has_value()) << id;
+    EXPECT_EQ(synthesize_weights(*from_catalogue).total_bytes, synthesize_weights(*from_file).total_bytes) << id;
+    ASSERT_EQ(from_catalogue->quantization.has_value(), from_file->quantization.has_value()) << id;
+    if (from_catalogue->quantization) EXPECT_EQ(from_catalogue->quantization->guessed_from, "") << id;
+  }
+  EXPECT_GT(whole, 0);
+}
+
+// Where a line records its checkpoint's size (model.safetensors.index.json's metadata.total_size),
+// the weights synthesised from its config come to exactly that many bytes: Nanonets-OCR-s, a
+// bfloat16 Qwen2.5-VL-3B fine-tune, 7,509,245,952 bytes in its index.
+TEST(BuiltinCatalog, LinesWithTheirCheckpointSizeSynthesiseExactlyThatMany) {
+  auto text = embedded::find("models.jsonl");
+  ASSERT_TRUE(text);
+  auto lines = util::parse_jsonl(*text, "models.jsonl");
+  ASSERT_TRUE(lines) << lines.error().to_string();
+  int checked = 0;
+  for (const auto& line : *lines) {
+    const auto size = line.find("safetensors_total_size_bytes");
+    if (size == line.end() || !size->is_number_integer()) continue;
+    const std::string id = line["hf_id"].get<std::string>();
+    auto spec = catalog_model(id);
+    ASSERT_TRUE(spec) << id << ": " << spec.error().to_string();
+    EXPECT_EQ(synthesize_weights(*spec).total_bytes, size->get<std::int64_t>()) << id;
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+}
+
 // Every member of a GpuSpec, for comparing two answers.
 std::string fields(const GpuSpec& g) {
   nlohmann::json j = {g.key, g.name, g.vendor, g.architecture, g.compute_capability, g.total_bytes,

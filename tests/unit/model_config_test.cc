@@ -28,6 +28,33 @@ nlohmann::json base_config() {
           {"num_hidden_layers", 4},                {"num_attention_heads", 8}, {"vocab_size", 1000}};
 }
 
+// llava-hf's LLaVA-NeXT and LLaVA-1.5 configs write a compact text_config (only what differs from
+// the class): transformers fills MistralConfig's / LlamaConfig's sizes (configuration_mistral.py:
+// 4096 wide, 32 layers of 32 heads, 8 KV heads, 14336 MLP; configuration_llama.py: 11008 MLP, KV
+// heads = heads), where headroom refused them for a missing text_config.num_hidden_layers. A key
+// written as null stays null: llava-v1.6-mistral's "sliding_window": null is no window.
+TEST(ModelConfig, CompactLlavaTextConfigTakesTheClassDefaults) {
+  nlohmann::json next = {{"architectures", {"LlavaNextForConditionalGeneration"}}, {"model_type", "llava_next"},
+                         {"text_config", {{"model_type", "mistral"}, {"vocab_size", 32064}, {"sliding_window", nullptr},
+                                          {"max_position_embeddings", 32768}}},
+                         {"vision_config", {{"model_type", "clip_vision_model"}, {"hidden_size", 1024}, {"image_size", 336},
+                                            {"intermediate_size", 4096}, {"num_attention_heads", 16},
+                                            {"num_hidden_layers", 24}, {"patch_size", 14}}}};
+  ModelSpec m = parse(next);
+  EXPECT_EQ(m.num_layers, 32);
+  EXPECT_EQ(m.hidden_size, 4096);
+  EXPECT_EQ(m.intermediate_size, 14336);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.vocab_size, 32064);
+  EXPECT_FALSE(m.sliding_window.has_value());
+  next["text_config"] = {{"model_type", "llama"}, {"vocab_size", 32064}, {"max_position_embeddings", 4096}};
+  m = parse(next);
+  EXPECT_EQ(m.intermediate_size, 11008);
+  EXPECT_EQ(m.num_kv_heads, 32);
+  // Only inside a wrapper: a top-level Llama config that leaves its sizes out is still refused.
+  EXPECT_FALSE(parse_model_config({{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}}, "config.json"));
+}
+
 // rope_scaling.factor 1e300 multiplied the length into a negative max_model_len; numbers read from
 // a config are range-checked, with the key's line and column, before any arithmetic.
 TEST(ModelConfig, AbsurdRopeScalingFactorIsRefusedWithItsPosition) {
