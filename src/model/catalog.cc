@@ -445,6 +445,10 @@ Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
   // one): it is read as the Hub's file would be, and the line's summary is for listings only.
   const bool whole = supplement != nullptr && supplement->value("whole_config", false);
   json config = whole ? (*supplement)["config"] : to_config(*line);
+  // A line given a quantization its config lacks (catalog_model_by_name's guess from a repo's
+  // name, on a line taken as its base) keeps it.
+  if (whole && !config.contains("quantization_config") && !is_null_or_missing(*line, "quantization_config"))
+    config["quantization_config"] = (*line)["quantization_config"];
   if (supplement && !whole) {
     // Supplements keep config.json's nesting. A catalogue line without text_model_type holds the
     // text model's keys at the top level, so a supplement's text_config is flattened to match.

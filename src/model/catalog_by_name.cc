@@ -5,6 +5,8 @@
 // Both are guesses, and say so: the prediction names the model assumed and asserts no failure from
 // a limit that the repo's own config could change.
 #include <algorithm>
+#include <iterator>
+#include <tuple>
 #include <regex>
 
 #include "headroom/hub.h"
@@ -57,19 +59,42 @@ std::vector<std::string> base_words(std::string_view id) {
   return words;
 }
 
-// The catalogue's unquantized models whose name is a prefix (in words) of `words`, longest first.
+// Words that name a release's variant of one architecture: the instruction-tuned, reasoning, chat,
+// pretrained or base checkpoint of the same model (Qwen3-VL-8B-Thinking and -Instruct, gemma-3's
+// -pt and -it, Llama-2-7b and -chat). A base and a repo may differ in them.
+bool is_variant_word(const std::string& w) {
+  static const char* k_words[] = {"instruct", "thinking", "chat", "it", "pt", "base"};
+  return std::find(std::begin(k_words), std::end(k_words), w) != std::end(k_words);
+}
+
+std::vector<std::string> without_variants(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  std::copy_if(words.begin(), words.end(), std::back_inserter(out), [](const std::string& w) { return !is_variant_word(w); });
+  return out;
+}
+
+bool is_prefix(const std::vector<std::string>& base, const std::vector<std::string>& words) {
+  return base.size() <= words.size() && std::equal(base.begin(), base.end(), words.begin());
+}
+
+// The catalogue's unquantized models whose name, variant words aside, is a prefix (in words) of
+// the repo's: the longest first, and among those the names the repo's extends as written, the
+// longest of them (Meta-Llama-3.1-8B-Instruct before Meta-Llama-3.1-8B for its AWQ export).
 std::vector<std::string> bases_by_name(const std::vector<std::string>& words) {
+  const auto core = without_variants(words);
   std::vector<std::string> best;
-  std::size_t best_len = 0;
+  std::tuple<std::size_t, bool, std::size_t> best_rank{0, false, 0};
   for (const std::string& id : catalog_model_ids()) {
     const auto base = base_words(id);
-    if (base.empty() || base.size() > words.size() || base.size() < best_len) continue;
-    if (!std::equal(base.begin(), base.end(), words.begin())) continue;
+    const auto base_core = without_variants(base);
+    if (base_core.empty() || !is_prefix(base_core, core)) continue;
     if (std::none_of(base.begin(), base.end(), is_size_word)) continue;  // "DeepSeek-R1", "phi-4": no size, no match
     const json* line = model_detail::find_catalog_line(id);
     if (line == nullptr || !(*line).value("quantization_config", json()).is_null()) continue;
-    if (base.size() > best_len) best.clear();
-    best_len = base.size();
+    const std::tuple<std::size_t, bool, std::size_t> rank{base_core.size(), is_prefix(base, words), base.size()};
+    if (rank < best_rank) continue;
+    if (best_rank < rank) best.clear();
+    best_rank = rank;
     best.push_back(id);
   }
   return best;
@@ -95,14 +120,15 @@ Result<std::string> choose_base(std::string_view id, const std::vector<std::stri
   if (bases.empty()) return no_base(id, "its name extends no catalogue model's name that gives a size");
   if (!same_architecture(bases))
     return no_base(id, "its name extends " + util::or_list(bases) + ", which differ");
-  const std::size_t base_len = base_words(bases.front()).size();
+  const auto core = without_variants(words);
+  const std::size_t base_len = without_variants(base_words(bases.front())).size();
   static const std::regex k_bits(R"(\d+b)");
   bool after_quantization = false;  // "GPTQ-4b-128g": a bit width, not a size
-  for (std::size_t i = base_len; i < words.size(); ++i) {
-    const bool bits = after_quantization && std::regex_match(words[i], k_bits);
-    if ((is_size_word(words[i]) && !bits) || changes_the_model(words[i]))
-      return no_base(id, "'" + words[i] + "' after " + bases.front() + "'s name says it is another model");
-    after_quantization = after_quantization || says_quantized(words[i]);
+  for (std::size_t i = base_len; i < core.size(); ++i) {
+    const bool bits = after_quantization && std::regex_match(core[i], k_bits);
+    if ((is_size_word(core[i]) && !bits) || changes_the_model(core[i]))
+      return no_base(id, "'" + core[i] + "' after " + bases.front() + "'s name says it is another model");
+    after_quantization = after_quantization || says_quantized(core[i]);
   }
   return bases.front();
 }
@@ -129,8 +155,10 @@ Result<ModelSpec> catalog_model_by_name(std::string_view id) {
   const std::string base_note = copied.empty() ? ")" : "; " + *base + "'s line: " + copied + ")";
   spec->id = std::string(id);
   spec->architecture_assumed_from = *base;
-  spec->location = "built-in catalogue (architecture assumed from " + *base +
-                   ", whose name this repo's extends; its own config.json was not read" + base_note;
+  const bool as_written = is_prefix(base_words(*base), words);
+  spec->location = "built-in catalogue (architecture assumed from " + *base + ", whose name this repo's extends" +
+                   (as_written ? "" : " (Instruct, Thinking, Chat, it, pt or Base aside)") +
+                   "; its own config.json was not read" + base_note;
   if (spec->quantization) spec->quantization->guessed_from = "the repo name";
   return spec;
 }

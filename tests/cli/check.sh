@@ -201,12 +201,12 @@ grep -q '"guessed_from": "the repo name"' "$tmp/guessed_quant_json.out" || fail 
 
 # A repo the catalogue lacks and nothing read (offline): the catalogue model its name extends,
 # named as assumed in text and JSON, with the quantization its name says as a guess.
-run assumed 0 cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit --gpu "RTX 3090" --max-model-len 2048 --vllm-version 0.10.0 --offline --color never
+run assumed 0 someone/Qwen3-30B-A3B-AWQ-4bit --gpu "RTX 3090" --max-model-len 2048 --vllm-version 0.10.0 --offline --color never
 grep -q "architecture assumed from Qwen/Qwen3-30B-A3B" "$tmp/assumed.out" || fail "assumed: no assumed architecture in the model line"
 grep -q "its architecture is assumed to be Qwen/Qwen3-30B-A3B's" "$tmp/assumed.err" || fail "assumed: no note on stderr"
 grep -q "^quant   awq 4-bit  (a guess from the repo name" "$tmp/assumed.out" || fail "assumed: quantization not labelled a guess"
 grep -q "^verdict: starts, if the repo is Qwen/Qwen3-30B-A3B underneath" "$tmp/assumed.out" || fail "assumed: verdict not conditional"
-run assumed_json 0 cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit --gpu "RTX 3090" --max-model-len 2048 --vllm-version 0.10.0 --offline --format json
+run assumed_json 0 someone/Qwen3-30B-A3B-AWQ-4bit --gpu "RTX 3090" --max-model-len 2048 --vllm-version 0.10.0 --offline --format json
 grep -q '"architecture_assumed_from": "Qwen/Qwen3-30B-A3B"' "$tmp/assumed_json.out" || fail "assumed_json: no architecture_assumed_from"
 # A name that extends a base by another modality is not assumed: the unknown-model error stands.
 run not_assumed 1 someone/Qwen3-8B-Eagle3 --gpu H100 --offline

@@ -9,9 +9,9 @@ namespace headroom {
 namespace {
 
 TEST(CatalogByName, AQuantizedFineTuneIsItsBaseWithTheMethodItsNameSays) {
-  auto m = catalog_model_by_name("cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit");
+  auto m = catalog_model_by_name("someone/Qwen3-30B-A3B-AWQ-4bit");
   ASSERT_TRUE(m) << m.error().to_string();
-  EXPECT_EQ(m->id, "cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit");
+  EXPECT_EQ(m->id, "someone/Qwen3-30B-A3B-AWQ-4bit");
   EXPECT_EQ(m->architecture_assumed_from, "Qwen/Qwen3-30B-A3B");
   EXPECT_EQ(m->architecture, "Qwen3MoeForCausalLM");
   EXPECT_EQ(m->num_layers, 48);
@@ -21,7 +21,37 @@ TEST(CatalogByName, AQuantizedFineTuneIsItsBaseWithTheMethodItsNameSays) {
   EXPECT_EQ(m->quantization->method, "awq");
   EXPECT_EQ(m->quantization->bits, 4);
   EXPECT_EQ(m->quantization->guessed_from, "the repo name");
-  EXPECT_NE(m->location.find("architecture assumed from Qwen/Qwen3-30B-A3B"), std::string::npos) << m->location;
+  EXPECT_EQ(m->location, "built-in catalogue (architecture assumed from Qwen/Qwen3-30B-A3B, whose name this repo's extends; "
+                         "its own config.json was not read)");
+}
+
+// Variant words (Instruct, Thinking, Chat, it, pt, Base) aside: the Thinking-2507 release is taken
+// as the catalogue's Instruct-2507 line (the same 48-layer, 128-expert architecture and its
+// 262,144 positions), rather than as the shorter name Qwen3-30B-A3B; the source says so.
+TEST(CatalogByName, AnotherVariantOfTheSameReleaseIsTheLongerMatch) {
+  auto m = catalog_model_by_name("cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit");
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->architecture_assumed_from, "Qwen/Qwen3-30B-A3B-Instruct-2507");
+  EXPECT_EQ(m->max_position_embeddings, 262144);
+  EXPECT_EQ(m->quantization->method, "awq");
+  EXPECT_NE(m->location.find("whose name this repo's extends (Instruct, Thinking, Chat, it, pt or Base aside)"), std::string::npos)
+      << m->location;
+  auto thinking = catalog_model_by_name("Qwen/Qwen3-VL-8B-Thinking");
+  ASSERT_TRUE(thinking) << thinking.error().to_string();
+  EXPECT_EQ(thinking->architecture_assumed_from, "Qwen/Qwen3-VL-8B-Instruct");
+  EXPECT_FALSE(thinking->quantization);
+}
+
+// A base line read from its repo's whole config.json (Qwen2.5-VL-3B-Instruct: 36 layers, no
+// quantization_config) keeps the method the fine-tune's name says.
+TEST(CatalogByName, ABaseReadFromAWholeConfigTakesTheGuessedMethod) {
+  auto m = catalog_model_by_name("someone/Qwen2.5-VL-3B-Instruct-AWQ");
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->architecture_assumed_from, "Qwen/Qwen2.5-VL-3B-Instruct");
+  EXPECT_EQ(m->num_layers, 36);
+  ASSERT_TRUE(m->quantization);
+  EXPECT_EQ(m->quantization->method, "awq");
+  EXPECT_EQ(m->quantization->guessed_from, "the repo name");
 }
 
 TEST(CatalogByName, TheLongestBaseNameWinsAndAnotherOwnerKeepsTheModel) {
@@ -89,9 +119,9 @@ TEST(CatalogByName, TheLoaderUsesItForARepoNothingElseKnowsAndNotesIt) {
 }
 
 // A max_model_len beyond the assumed base's limit is no predicted failure: the repo's own config
-// (Qwen3-30B-A3B-Thinking-2507 is a 262,144-token model) may allow it.
+// may allow it (Qwen3-30B-A3B's 2507 releases are 262,144-token models; the base's line has 40,960).
 TEST(CatalogByName, NoFailureIsAssertedFromTheAssumedLengthLimit) {
-  auto m = catalog_model_by_name("cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit");
+  auto m = catalog_model_by_name("someone/Qwen3-30B-A3B-AWQ-4bit");
   ASSERT_TRUE(m);
   VllmFlags flags;
   flags.max_model_len = 131072;
