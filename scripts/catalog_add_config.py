@@ -93,10 +93,10 @@ def main(argv):
     if not paths:
         print(__doc__, file=sys.stderr)
         return 2
-    known = {json.loads(l)["hf_id"].lower() for l in MODELS.read_text().splitlines() if l.strip()}
+    known = {json.loads(l)["hf_id"].lower() for l in MODELS.read_text().split("\n") if l.strip()}
     added = []
     for path in paths:
-        for n, raw in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
+        for n, raw in enumerate(pathlib.Path(path).read_text().split("\n"), 1):
             if not raw.strip():
                 continue
             rec = json.loads(raw)

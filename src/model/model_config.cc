@@ -289,6 +289,18 @@ Result<bool> is_qwen2_vl(const ConfigReader& top, const ConfigReader& vc) {
   return (top_type && *top_type == "qwen2_vl") || (type && *type == "qwen2_vl");
 }
 
+// transformers' PixtralVisionConfig (configuration_pixtral.py) for what a vision_config of
+// model_type "pixtral" leaves out: mistral-community/pixtral-12b writes only its head_dim, image
+// and patch sizes and rope_theta.
+void fill_pixtral_defaults(VisionConfig& v) {
+  if (v.hidden_size == 0) v.hidden_size = 1024;
+  if (v.intermediate_size == 0) v.intermediate_size = 4096;
+  if (v.depth == 0) v.depth = 24;
+  if (v.num_heads == 0) v.num_heads = 16;
+  if (v.image_size == 0) v.image_size = 1024;
+  if (v.patch_size == 0) v.patch_size = 16;
+}
+
 void fill_qwen2_vl_defaults(VisionConfig& v) {
   if (v.depth == 0) v.depth = 32;
   if (v.num_heads == 0) v.num_heads = 16;
@@ -486,6 +498,7 @@ Result<std::optional<VisionConfig>> read_vision(const ConfigReader& top) {
     if (inter) v.intermediate_size = static_cast<int>(inter->second);
   }
   if (qwen2_vl) fill_qwen2_vl_defaults(v);
+  if (v.model_type == "pixtral") fill_pixtral_defaults(v);
   // GLM-4.xV (Glm4vVisionConfig): attention_bias on the fused qkv, false unless written.
   HR_TRY(attention_bias, vc->get_bool("attention_bias"));
   HR_TRY(archs, top.get_string_list("architectures"));

@@ -55,6 +55,24 @@ TEST(ModelConfig, CompactLlavaTextConfigTakesTheClassDefaults) {
   EXPECT_FALSE(parse_model_config({{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}}, "config.json"));
 }
 
+// mistral-community/pixtral-12b's vision_config writes only head_dim, hidden_act, image and patch
+// sizes and rope_theta; transformers' PixtralVisionConfig (configuration_pixtral.py) gives the rest:
+// 1024 wide, 4096 MLP, 24 layers of 16 heads. Before, the tower was read as zero layers.
+TEST(ModelConfig, CompactPixtralVisionConfigTakesTheClassDefaults) {
+  nlohmann::json c = {{"architectures", {"LlavaForConditionalGeneration"}}, {"model_type", "llava"},
+                      {"text_config", {{"model_type", "mistral"}, {"hidden_size", 5120}, {"head_dim", 128},
+                                       {"num_hidden_layers", 40}, {"num_key_value_heads", 8}, {"vocab_size", 131072}}},
+                      {"vision_config", {{"model_type", "pixtral"}, {"head_dim", 64}, {"image_size", 1024},
+                                         {"patch_size", 16}, {"rope_theta", 10000.0}}}};
+  ModelSpec m = parse(c);
+  ASSERT_TRUE(m.vision);
+  EXPECT_EQ(m.vision->hidden_size, 1024);
+  EXPECT_EQ(m.vision->intermediate_size, 4096);
+  EXPECT_EQ(m.vision->depth, 24);
+  EXPECT_EQ(m.vision->num_heads, 16);
+  EXPECT_EQ(m.num_attention_heads, 32);  // MistralConfig's default, the text_config leaving it out
+}
+
 // rope_scaling.factor 1e300 multiplied the length into a negative max_model_len; numbers read from
 // a config are range-checked, with the key's line and column, before any arithmetic.
 TEST(ModelConfig, AbsurdRopeScalingFactorIsRefusedWithItsPosition) {
