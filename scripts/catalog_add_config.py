@@ -2,7 +2,8 @@
 """Adds catalogue lines from stored copies of models' config.json files.
 
 Each input line is one model: {"hf_id", "config": {...the repo's config.json...},
-"preprocessor_config": {...} or null, "safetensors_total_size": N or null, "source": where the copy
+"preprocessor_config": {...} or null, "safetensors_total_size": N or null, "safetensors_dtype":
+"F32" where the checkpoint stores another dtype than its config's, "source": where the copy
 was read, "how_verified": why it is this repo's config, "tier": "A" | "B" | "C" | "I"} (I: the base model's config with the repo's
 own quantization_config; how_verified then names "copy of the base config: ORG/NAME").
 
@@ -70,6 +71,8 @@ def catalogue_line(rec):
     line.update({"moe": None, "mla": None, "hybrid": None, "quantization_config": quant_summary(config),
                  "vision": None, "total_params": None, "total_params_source": None,
                  "safetensors_total_size_bytes": rec.get("safetensors_total_size")})
+    if rec.get("safetensors_dtype"):  # a checkpoint stored in another dtype than its config writes
+        line["safetensors_dtype"] = rec["safetensors_dtype"]
     line["source_quality"] = TIERS[rec["tier"]] + " (the config is in config_supplements.jsonl)"
     line["source_description"] = f"config.json copy read at {rec['source']}; {rec['how_verified']}"
     line["source_urls"] = [f"https://huggingface.co/{rec['hf_id']}/blob/main/config.json"]

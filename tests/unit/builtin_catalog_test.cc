@@ -72,8 +72,8 @@ TEST(BuiltinCatalog, LinesAddedFromAWholeConfigReadItAsTheHubWould) {
 
 // Where a line records its checkpoint's size (model.safetensors.index.json's metadata.total_size),
 // the weights synthesised from its config come to that many bytes: to the byte for Nanonets-OCR-s
-// (a bfloat16 Qwen2.5-VL-3B fine-tune, 7,509,245,952 in its index) and InternVL3.5 4B and 8B
-// (9,464,978,432 and 17,056,636,928); MiniCPM-V 4.5's index has 18,432 bytes (9,216 bfloat16
+// (a bfloat16 Qwen2.5-VL-3B fine-tune, 7,509,245,952 in its index), InternVL3.5 4B and 8B
+// (9,464,978,432 and 17,056,636,928) and UI-TARS-1.5-7B (33,168,666,624 in float32); MiniCPM-V 4.5's index has 18,432 bytes (9,216 bfloat16
 // values, 0.0001 %) that the synthesis does not place, so the bound is 0.001 %.
 TEST(BuiltinCatalog, LinesWithTheirCheckpointSizeSynthesiseExactlyThatMany) {
   auto text = embedded::find("models.jsonl");
@@ -87,12 +87,16 @@ TEST(BuiltinCatalog, LinesWithTheirCheckpointSizeSynthesiseExactlyThatMany) {
     const std::string id = line["hf_id"].get<std::string>();
     auto spec = catalog_model(id);
     ASSERT_TRUE(spec) << id << ": " << spec.error().to_string();
+    // A checkpoint stored in float32 under a bfloat16 config (UI-TARS-1.5-7B) holds the same values
+    // at twice the bytes the synthesis, in the config's dtype, gives.
+    const std::int64_t stored = line.contains("safetensors_dtype") ? dtype_bytes(line["safetensors_dtype"].get<std::string>()) : 2;
+    const std::int64_t synthesised = synthesize_weights(*spec).total_bytes * stored / 2;
     const auto expected = static_cast<double>(size->get<std::int64_t>());
-    EXPECT_NEAR(static_cast<double>(synthesize_weights(*spec).total_bytes), expected, expected * 1e-5) << id;
-    if (id != "openbmb/MiniCPM-V-4_5") EXPECT_EQ(synthesize_weights(*spec).total_bytes, size->get<std::int64_t>()) << id;
+    EXPECT_NEAR(static_cast<double>(synthesised), expected, expected * 1e-5) << id;
+    if (id != "openbmb/MiniCPM-V-4_5") EXPECT_EQ(synthesised, size->get<std::int64_t>()) << id;
     ++checked;
   }
-  EXPECT_GE(checked, 4);
+  EXPECT_GE(checked, 5);
 }
 
 // Every member of a GpuSpec, for comparing two answers.
