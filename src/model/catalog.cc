@@ -475,7 +475,8 @@ Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
   spec->location = "built-in catalogue";
   if (std::string copied = model_detail::copied_architecture_note(*line); !copied.empty()) spec->location += " (" + copied + ")";
   if (spec->quantization && !quantization_read(*line)) spec->quantization->guessed_from = "the repo name";
-  model_detail::apply_summarised_ignore_list(*line, *spec);
+  // A whole config carries its ignore list in full; only a line's summary of one is expanded.
+  if (!whole) model_detail::apply_summarised_ignore_list(*line, *spec);
   if (whole && supplement->contains("preprocessor_config") && (*supplement)["preprocessor_config"].is_object()) {
     HR_TRY(applied, model_detail::apply_preprocessor_config((*supplement)["preprocessor_config"], where, *spec));
     (void)applied;

@@ -65,7 +65,12 @@ TEST(BuiltinCatalog, LinesAddedFromAWholeConfigReadItAsTheHubWould) {
     EXPECT_EQ(from_catalogue->vision.has_value(), from_file->vision.has_value()) << id;
     EXPECT_EQ(synthesize_weights(*from_catalogue).total_bytes, synthesize_weights(*from_file).total_bytes) << id;
     ASSERT_EQ(from_catalogue->quantization.has_value(), from_file->quantization.has_value()) << id;
-    if (from_catalogue->quantization) EXPECT_EQ(from_catalogue->quantization->guessed_from, "") << id;
+    if (from_catalogue->quantization) {
+      EXPECT_EQ(from_catalogue->quantization->guessed_from, "") << id;
+      // The config's own ignore list, not a catalogue summary's reading of it.
+      EXPECT_EQ(from_catalogue->quantization->ignored_modules, from_file->quantization->ignored_modules) << id;
+      EXPECT_EQ(from_catalogue->quantization->ignore_list_inferred, from_file->quantization->ignore_list_inferred) << id;
+    }
   }
   EXPECT_GT(whole, 0);
 }
