@@ -12,15 +12,15 @@ copied from the config, for listings) and to data/config_supplements.jsonl the w
 "whole_config": true, which catalog.cc reads as the Hub's file would be read. An id the catalogue
 already has is left alone. Nothing is filled in or computed: a key the config does not write is null.
 
-    scripts/catalog_add_config.py staged.jsonl [more.jsonl ...] [--dry-run]
+    scripts/catalog_add_config.py staged.jsonl [more.jsonl ...] [--dry-run] [--data DIR]
+
+--data DIR writes DIR/models.jsonl and DIR/config_supplements.jsonl instead of the project's data/.
 """
 import json
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MODELS = ROOT / "data" / "models.jsonl"
-SUPPLEMENTS = ROOT / "data" / "config_supplements.jsonl"
 
 TEXT_KEYS = ["num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
              "head_dim", "vocab_size", "max_position_embeddings", "rope_theta", "rope_scaling", "sliding_window"]
@@ -90,13 +90,8 @@ def supplement_line(rec):
     return out
 
 
-def main(argv):
-    dry = "--dry-run" in argv
-    paths = [a for a in argv if a != "--dry-run"]
-    if not paths:
-        print(__doc__, file=sys.stderr)
-        return 2
-    known = {json.loads(l)["hf_id"].lower() for l in MODELS.read_text().split("\n") if l.strip()}
+def read_staged(paths, known):
+    """The staged records to add: each with a config naming its architectures, not yet known."""
     added = []
     for path in paths:
         for n, raw in enumerate(pathlib.Path(path).read_text().split("\n"), 1):
@@ -111,11 +106,31 @@ def main(argv):
                 continue
             known.add(rec["hf_id"].lower())
             added.append(rec)
+    return added
+
+
+def main(argv):
+    dry = "--dry-run" in argv
+    argv = [a for a in argv if a != "--dry-run"]
+    data = ROOT / "data"
+    if "--data" in argv:
+        i = argv.index("--data")
+        if i + 1 >= len(argv):
+            print("--data needs a folder", file=sys.stderr)
+            return 2
+        data = pathlib.Path(argv[i + 1])
+        del argv[i:i + 2]
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    models, supplements = data / "models.jsonl", data / "config_supplements.jsonl"
+    known = {json.loads(l)["hf_id"].lower() for l in models.read_text().split("\n") if l.strip()}
+    added = read_staged(argv, known)
     if not dry:
-        with MODELS.open("a") as f:
+        with models.open("a") as f:
             for rec in added:
                 f.write(json.dumps(catalogue_line(rec), ensure_ascii=False) + "\n")
-        with SUPPLEMENTS.open("a") as f:
+        with supplements.open("a") as f:
             for rec in added:
                 f.write(json.dumps(supplement_line(rec), ensure_ascii=False) + "\n")
     for rec in added:

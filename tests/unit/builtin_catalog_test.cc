@@ -44,7 +44,7 @@ TEST(BuiltinCatalog, GpuCatalogEqualsTheWholeFileParsed) {
 
 // A line added from a copy of its repo's config.json (scripts/catalog_add_config.py) predicts as
 // that config.json read from the Hub or a folder would: the same architecture, the same
-// synthesised weights, the quantization read rather than guessed, and no "copied" source.
+// synthesised weights, the quantization and its ignore list read rather than guessed.
 TEST(BuiltinCatalog, LinesAddedFromAWholeConfigReadItAsTheHubWould) {
   auto text = embedded::find("config_supplements.jsonl");
   ASSERT_TRUE(text);
@@ -78,8 +78,9 @@ TEST(BuiltinCatalog, LinesAddedFromAWholeConfigReadItAsTheHubWould) {
 // Where a line records its checkpoint's size (model.safetensors.index.json's metadata.total_size),
 // the weights synthesised from its config come to that many bytes: to the byte for Nanonets-OCR-s
 // (a bfloat16 Qwen2.5-VL-3B fine-tune, 7,509,245,952 in its index), InternVL3.5 4B and 8B
-// (9,464,978,432 and 17,056,636,928) and UI-TARS-1.5-7B (33,168,666,624 in float32); MiniCPM-V 4.5's index has 18,432 bytes (9,216 bfloat16
-// values, 0.0001 %) that the synthesis does not place, so the bound is 0.001 %.
+// (9,464,978,432 and 17,056,636,928) and UI-TARS-1.5-7B (33,168,666,624 in float32);
+// MiniCPM-V 4.5's index has 18,432 bytes (9,216 bfloat16 values, 0.0001 %) that the synthesis
+// does not place, so the bound is 0.001 %.
 TEST(BuiltinCatalog, LinesWithTheirCheckpointSizeSynthesiseExactlyThatMany) {
   auto text = embedded::find("models.jsonl");
   ASSERT_TRUE(text);
