@@ -14,13 +14,21 @@
 namespace headroom {
 namespace {
 
+// The lines of an embedded JSONL file, parsed whole; empty (and a failure) when it is missing or
+// malformed.
+std::vector<nlohmann::json> embedded_lines(const char* name) {
+  auto text = embedded::find(name);
+  EXPECT_TRUE(text) << name;
+  if (!text) return {};
+  auto lines = util::parse_jsonl(*text, name);
+  EXPECT_TRUE(lines) << lines.error().to_string();
+  return lines ? *lines : std::vector<nlohmann::json>{};
+}
+
 TEST(BuiltinCatalog, ModelIdsAreThoseOfEveryLineParsedWhole) {
-  auto text = embedded::find("models.jsonl");
-  ASSERT_TRUE(text);
-  auto lines = util::parse_jsonl(*text, "models.jsonl");
-  ASSERT_TRUE(lines) << lines.error().to_string();
+  const auto lines = embedded_lines("models.jsonl");
   std::vector<std::string> expected;
-  for (const auto& line : *lines)
+  for (const auto& line : lines)
     if (line.contains("hf_id") && line["hf_id"].is_string()) expected.push_back(line["hf_id"].get<std::string>());
   ASSERT_GT(expected.size(), 100u);
   EXPECT_EQ(catalog_model_ids(), expected);
@@ -46,12 +54,8 @@ TEST(BuiltinCatalog, GpuCatalogEqualsTheWholeFileParsed) {
 // that config.json read from the Hub or a folder would: the same architecture, the same
 // synthesised weights, the quantization and its ignore list read rather than guessed.
 TEST(BuiltinCatalog, LinesAddedFromAWholeConfigReadItAsTheHubWould) {
-  auto text = embedded::find("config_supplements.jsonl");
-  ASSERT_TRUE(text);
-  auto lines = util::parse_jsonl(*text, "config_supplements.jsonl");
-  ASSERT_TRUE(lines) << lines.error().to_string();
   int whole = 0;
-  for (const auto& line : *lines) {
+  for (const auto& line : embedded_lines("config_supplements.jsonl")) {
     if (!line.value("whole_config", false)) continue;
     ++whole;
     const std::string id = line["hf_id"].get<std::string>();
@@ -82,12 +86,8 @@ TEST(BuiltinCatalog, LinesAddedFromAWholeConfigReadItAsTheHubWould) {
 // MiniCPM-V 4.5's index has 18,432 bytes (9,216 bfloat16 values, 0.0001 %) that the synthesis
 // does not place, so the bound is 0.001 %.
 TEST(BuiltinCatalog, LinesWithTheirCheckpointSizeSynthesiseExactlyThatMany) {
-  auto text = embedded::find("models.jsonl");
-  ASSERT_TRUE(text);
-  auto lines = util::parse_jsonl(*text, "models.jsonl");
-  ASSERT_TRUE(lines) << lines.error().to_string();
   int checked = 0;
-  for (const auto& line : *lines) {
+  for (const auto& line : embedded_lines("models.jsonl")) {
     const auto size = line.find("safetensors_total_size_bytes");
     if (size == line.end() || !size->is_number_integer()) continue;
     const std::string id = line["hf_id"].get<std::string>();
