@@ -156,21 +156,30 @@ std::optional<std::int64_t> parse_param_count(const json& v) {
 // org decides between exporters that write the same name differently, as the catalogue's notes on
 // their sibling checkpoints record: nvidia/* are ModelOpt (hf_quant_config.json), RedHatAI and
 // neuralmagic use llm-compressor (compressed-tensors), Qwen's FP8 exports write fp8 with 128x128
-// weight blocks, Qwen's AWQ exports leave the vision tower ("visual") unquantized.
+// weight blocks, Qwen's AWQ exports leave the vision tower ("visual") unquantized. A line that
+// holds part of the repo's quantization_config (a stored page that stops inside it) but not its
+// quant_method is compressed-tensors where that part has config_groups: only compressed-tensors
+// writes that key (vLLM's CompressedTensorsConfig.from_config reads it; fp8, awq, gptq and
+// ModelOpt configs have none).
 }  // namespace
 
 void model_detail::infer_quant_from_id(std::string_view id, json& q) {
   std::string lid = util::to_lower(id);
   auto has = [&](const char* s) { return lid.find(s) != std::string::npos; };
+  // A format a partly read config gives is kept.
+  auto set_default = [&](const char* key, const char* value) {
+    if (!q.contains(key)) q[key] = value;
+  };
   const bool nvidia = lid.starts_with("nvidia/");
-  const bool llm_compressor = lid.starts_with("redhatai/") || lid.starts_with("neuralmagic/");
+  const bool llm_compressor =
+      lid.starts_with("redhatai/") || lid.starts_with("neuralmagic/") || (q.is_object() && q.contains("config_groups"));
   if (has("nvfp4")) {
     if (nvidia) {
       q["quant_method"] = "modelopt";
       q["quant_algo"] = "NVFP4";
     } else {
       q["quant_method"] = "compressed-tensors";
-      q["format"] = "nvfp4-pack-quantized";
+      set_default("format", "nvfp4-pack-quantized");
     }
     q["bits"] = 4;
     q["group_size"] = 16;
@@ -182,7 +191,7 @@ void model_detail::infer_quant_from_id(std::string_view id, json& q) {
       q["quant_algo"] = "FP8";
     } else if (llm_compressor) {
       q["quant_method"] = "compressed-tensors";
-      q["format"] = "float-quantized";
+      set_default("format", "float-quantized");
       q["bits"] = 8;
     } else {
       q["quant_method"] = "fp8";
@@ -190,13 +199,13 @@ void model_detail::infer_quant_from_id(std::string_view id, json& q) {
     }
   } else if (has("w8a8")) {
     q["quant_method"] = "compressed-tensors";
-    q["format"] = "int-quantized";
+    set_default("format", "int-quantized");
     q["bits"] = 8;
   } else if (has("w4a16")) {
     q["quant_method"] = "compressed-tensors";
     q["bits"] = 4;
     q["group_size"] = 128;
-    q["format"] = "pack-quantized";
+    set_default("format", "pack-quantized");
   } else if (has("awq")) {
     q["quant_method"] = "awq";
     if (lid.starts_with("qwen/") && has("-vl-")) q["modules_to_not_convert"] = json::array({"visual"});

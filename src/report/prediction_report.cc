@@ -200,7 +200,7 @@ std::string render_prediction_text(const ModelSpec& model, const GpuSetup& gpus,
     line("quant   " + safe(model.quantization->method) +
          (model.quantization->bits > 0 ? " " + std::to_string(model.quantization->bits) + "-bit" : std::string()) +
          "  (a guess from " + safe(model.quantization->guessed_from) +
-         ": the checkpoint's quantization config was not read; no failure is asserted from it)");
+         ": the checkpoint's quantization method was not read; no failure is asserted from it)");
   else if (model.quantization && !model.quantization->ignore_list_inferred.empty())
     line("quant   " + safe(model.quantization->method) +
          (model.quantization->bits > 0 ? " " + std::to_string(model.quantization->bits) + "-bit" : std::string()) +

@@ -65,6 +65,39 @@ TEST(ModelCatalog, ExporterDecidesTheGuessedScheme) {
   EXPECT_EQ(bnb->quantization->bits, 4);
 }
 
+// Part of a repo's quantization_config read from its official page, which stops inside it: what
+// was read is used, a part with config_groups is compressed-tensors (only that exporter writes the
+// key), and the method, not read, stays a guess. GLM-4.7-FP8's page shows config_groups' dynamic
+// 8-bit input activations and nothing of the method; RedHatAI's Qwen2.5-7B w8a8 page shows int8
+// channel-wise weights, format int-quantized and ignore ["lm_head"] before it stops.
+TEST(ModelCatalog, APartlyReadQuantizationConfigKeepsWhatWasReadAndTheMethodStaysAGuess) {
+  auto glm = catalog_model("zai-org/GLM-4.7-FP8");
+  ASSERT_TRUE(glm && glm->quantization) << (glm ? "" : glm.error().to_string());
+  EXPECT_EQ(glm->quantization->method, "compressed-tensors");
+  EXPECT_EQ(glm->quantization->bits, 8);
+  EXPECT_EQ(glm->quantization->guessed_from, "the repo name");
+  auto w8a8 = catalog_model("RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8");
+  ASSERT_TRUE(w8a8 && w8a8->quantization);
+  EXPECT_EQ(w8a8->quantization->method, "compressed-tensors");
+  EXPECT_EQ(w8a8->quantization->format, "int-quantized");
+  EXPECT_EQ(w8a8->quantization->bits, 8);
+  EXPECT_EQ(w8a8->quantization->ignored_modules, std::vector<std::string>{"lm_head"});
+  EXPECT_EQ(w8a8->quantization->guessed_from, "the repo name");
+}
+
+// Qwen3-Coder-480B-A35B-Instruct-FP8's quantization_config, read from a copy of its snapshot's
+// config.json: block-wise fp8, and 187 modules left unconverted (lm_head, then each of the 62
+// layers' input_layernorm, router gate and post_attention_layernorm).
+TEST(ModelCatalog, AReadQuantizationBlockOnAnInheritedArchitectureIsNotAGuess) {
+  auto coder = catalog_model("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8");
+  ASSERT_TRUE(coder && coder->quantization);
+  EXPECT_EQ(coder->quantization->method, "fp8");
+  EXPECT_EQ(coder->quantization->guessed_from, "");
+  ASSERT_EQ(coder->quantization->ignored_modules.size(), 1u + 3u * 62u);
+  EXPECT_EQ(coder->quantization->ignored_modules.front(), "lm_head");
+  EXPECT_EQ(coder->quantization->ignored_modules.back(), "model.layers.61.post_attention_layernorm");
+}
+
 // 4-bit weights with an fp8 scale per 16 (NVFP4) take about 4.5 of bf16's 16 bits; the bf16 parts
 // (embeddings, norms, router) keep the total well under half of the base checkpoint.
 TEST(ModelCatalog, GuessedNvfp4CheckpointIsNotSizedAsBf16) {
