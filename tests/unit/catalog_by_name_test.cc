@@ -82,7 +82,7 @@ TEST(CatalogByName, TheLongestBaseNameWinsAndAnotherOwnerKeepsTheModel) {
 // Names that extend a base by a word that changes the model, or that no sized base begins.
 TEST(CatalogByName, NamesThatSayAnotherModelAreRefused) {
   for (const char* id : {"deepseek-ai/DeepSeek-R1-0528-Qwen3-8B",  // "DeepSeek-R1" gives no size
-                         "Qwen/Qwen3-Embedding-0.6B",              // not an extension of Qwen3-0.6B
+                         "Qwen/Qwen3-Embedding-8B",                // not an extension of Qwen3-8B or Qwen3-Embedding-0.6B
                          "Qwen/Qwen2.5-7B-Instruct-1M",            // another context (dual-chunk attention)
                          "someone/Qwen3-8B-GGUF",                  // another file format
                          "someone/Qwen3-8B-Eagle3",                // a draft model

@@ -7,9 +7,22 @@
 namespace headroom {
 namespace {
 
-// The 239 lines of the shared catalogue and 17 added from copies of their config.json
-// (scripts/catalog_add_config.py).
-TEST(ModelCatalog, HasEveryLine) { EXPECT_EQ(catalog_model_ids().size(), 256u); }
+// The 239 lines of the shared catalogue, 17 added from copies of their config.json
+// (scripts/catalog_add_config.py) and Qwen3-Embedding-0.6B from secondary copies of its config.
+TEST(ModelCatalog, HasEveryLine) { EXPECT_EQ(catalog_model_ids().size(), 257u); }
+
+// Qwen3-Embedding-0.6B's line, assembled from secondary copies of its config, against two facts
+// from elsewhere: KerasHub's preset qwen3_embedding_0.6b_en counts 595,776,512 parameters
+// (keras-hub PR 2455, qwen3_presets.py), and the checkpoint holds them in bfloat16, two bytes each
+// (ACE-Step's manifest of its bundled copy: model.safetensors 1,191,586,416 bytes, of which
+// 33,392 are the safetensors header).
+TEST(ModelCatalog, Qwen3EmbeddingLineCountsKerasHubsParameters) {
+  auto m = catalog_model("Qwen/Qwen3-Embedding-0.6B");
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(parameter_count(*m), 595776512);
+  EXPECT_EQ(synthesize_weights(*m).total_bytes, 1191586416 - 33392);
+  EXPECT_EQ(m->max_position_embeddings, 32768);
+}
 
 TEST(ModelCatalog, LookupIsCaseInsensitive) {
   auto m = catalog_model("META-LLAMA/llama-3.1-8b-instruct");
@@ -148,7 +161,7 @@ TEST(ModelCatalog, EveryLineParsesOrGivesTheClearError) {
   // Coder-V2-Lite-Instruct: vocab_size; see the catalogue's notes) and name it.
   EXPECT_EQ(no_architecture, 1);
   EXPECT_EQ(incomplete, 3);
-  EXPECT_EQ(parsed, 252);  // 235 and the 17 lines added from whole configs
+  EXPECT_EQ(parsed, 253);  // 235, the 17 lines added from whole configs and Qwen3-Embedding-0.6B
 }
 
 // data/config_supplements.jsonl fills what a line's source left out, from the config.json copies and
