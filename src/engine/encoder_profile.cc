@@ -559,7 +559,47 @@ bool family_sized(Family family, const VllmVersion& version) {
   return true;
 }
 
+// Qwen2-Audio (qwen2_audio.py): the dummy clip is the feature extractor's chunk_length x
+// sampling_rate samples (30 s at 16 kHz: 3,000 mel frames of hop 160). The Whisper-style encoder's
+// conv2 (stride 2) turns them into max_source_positions (1,500) positions, every clip at its full
+// length (the mel input is padded to 30 s), and its avg_pooler (stride 2) into (1,500 - 2) / 2 + 1
+// = 750 embeddings (get_mm_max_tokens_per_item). A layer holds the residual and its normed copy
+// (2d) beside fc1's output and its GELU (2F), or q, k, v and the attention output (4d: no rotary;
+// SDPA with a mask, or vLLM's own encoder's flash attention, keeps no positions-squared scores);
+// the conv stage's two outputs at 3,000 frames are 4d per position. Besides, for the whole pass:
+// the clip's float32 mel features (2 frames of num_mel_bins per position) and the additive mask
+// qwen2_audio.py builds for transformers' Qwen2AudioEncoder, positions^2 in the model dtype per
+// clip (vLLM's own Whisper encoder of late 2026 takes none: at most 10 % of the estimate). The
+// tower's linears are plain nn.Linear there, so each TP rank runs the whole batch unsplit.
+EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                                   const VllmVersion& version, double dtype_bytes) {
+  EncoderProfile p;
+  const AudioConfig& a = *model.audio;
+  const std::int64_t positions = a.max_source_positions > 0 ? a.max_source_positions : 1500;
+  p.item.modality = "audio";
+  p.item.patches = positions;
+  p.item.tokens = (positions - 2) / 2 + 1;
+  p.item.attention_span = positions;
+  p.item.source = "a 30 s dummy clip, 3,000 mel frames (the feature extractor's chunk_length x sampling_rate)";
+  p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
+  const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d, n = static_cast<double>(positions);
+  const double per_position = dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 4.0 * d) + 4.0 * 2.0 * std::max(1, a.num_mel_bins);
+  const double per_item = n * per_position + dtype_bytes * n * n;
+  p.encoder_peak = static_cast<Bytes>(std::min(p.items * per_item, k_most_bytes));
+  const double rows = static_cast<double>(cached_rows_per_item(p, version));
+  p.cached_outputs = static_cast<Bytes>(std::min(p.items * rows * model.hidden_size * dtype_bytes, k_most_bytes));
+  p.explanation = "encoder profile: " + std::to_string(p.items) + " audio item(s) of " + std::to_string(p.item.tokens) +
+                  " embeddings (" + std::to_string(positions) + " encoder positions, " + p.item.source + "), budget " +
+                  std::to_string(p.encoder_budget) + " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) +
+                  " GiB estimated from the audio tower's widths";
+  return p;
+}
+
 }  // namespace
+
+bool audio_pass_sized(const ModelSpec& model) {
+  return model.audio && (model.audio->model_type == "qwen2_audio_encoder" || model.audio->model_type == "gemma4_audio");
+}
 
 std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
                                            const VllmVersion& version) {
@@ -579,12 +619,14 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     return none;
   };
   const Family family = family_of(model);
-  if (family == Family::none) return skipped("no vision tower");
+  const bool qwen2_audio = family == Family::none && model.audio && model.audio->model_type == "qwen2_audio_encoder";
+  if (family == Family::none && !qwen2_audio) return skipped("no vision tower");
   if (text_only_mode(model, flags))
     return skipped("every modality is limited to 0: vLLM builds no encoder budget and skips the pass");
   if (family == Family::mllama_v0 && !version.is_v1_engine()) return mllama_v0_profile(model, flags, settings, dtype_bytes);
   if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
+  if (qwen2_audio) return qwen2_audio_profile(model, flags, settings, version, dtype_bytes);
   if (!family_sized(family, version)) {
     EncoderProfile none = skipped("the largest input of " + model.architecture + "'s processor is not modelled");
     none.family_unsized = true;

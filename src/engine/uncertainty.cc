@@ -80,7 +80,8 @@ void encoder_allowance(bool dynamic_resolution_vision, const ModelUncertainty& m
     // The encoder's peak is derived from the tower's widths on vLLM's dummy batch (encoder_profile.cc);
     // kernels' workspaces and the allocator's rounding are not in it, so the range allows half of
     // it either way.
-    u.reasons.push_back("the vision encoder's profile pass (" + gib(model.encoder_pass_estimate) +
+    u.reasons.push_back(std::string(model.audio_profiled ? "the audio" : "the vision") + " encoder's profile pass (" +
+                        gib(model.encoder_pass_estimate) +
                         " on vLLM's dummy batch) is estimated from the tower's widths");
     // For a tower of any image size the allowance above already covers the low side.
     if (dynamic_resolution_vision) above += 0.5 * static_cast<double>(model.encoder_pass_estimate);

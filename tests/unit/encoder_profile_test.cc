@@ -6,6 +6,7 @@
 
 #include "engine/encoder_profile.h"
 #include "headroom/gpu.h"
+#include "headroom/model.h"
 #include "headroom/vllm_engine.h"
 #include "unit/engine_test_support.h"
 #include "unit/vision_configs.h"
@@ -33,6 +34,42 @@ void expect_sized(const engine::EncoderProfile& p, std::int64_t tokens, std::int
   EXPECT_EQ(p.item.patches, patches);
   EXPECT_EQ(p.items, items);
   EXPECT_EQ(p.encoder_peak, peak);
+}
+
+// Qwen/Qwen2-Audio-7B-Instruct's config (Whisper-large-v3's encoder: 32 layers of 1,280, FFN
+// 5,120, 20 heads, 1,500 positions). qwen2_audio.py: the dummy clip is chunk_length (30 s) x
+// sampling_rate samples, 3,000 mel frames; the encoder runs 1,500 positions per clip and hands
+// (1,500 - 2) / 2 + 1 = 750 embeddings on (get_mm_max_tokens_per_item). vLLM's budget is
+// max_num_batched_tokens, so it profiles 8,192 / 750 = 10 clips (2,048: 2). The peak holds at least
+// one layer's fc1 output and GELU for every clip, and stays below what a materialised attention
+// matrix (20 heads x 1,500^2 per clip) would add, which neither SDPA nor flash attention keeps.
+TEST(EncoderProfile, Qwen2AudioProfilesItsDummy30SecondClips) {
+  auto m = parse_model_config_text(R"({"architectures": ["Qwen2AudioForConditionalGeneration"], "model_type": "qwen2_audio",
+    "audio_config": {"model_type": "qwen2_audio_encoder", "d_model": 1280, "encoder_attention_heads": 20, "encoder_ffn_dim": 5120,
+      "encoder_layers": 32, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 4096, "intermediate_size": 11008,
+      "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 156032,
+      "max_position_embeddings": 8192, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}, "torch_dtype": "bfloat16"})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "audio");
+  EXPECT_EQ(p.item.tokens, 750);
+  EXPECT_EQ(p.item.patches, 1500);
+  EXPECT_EQ(p.encoder_budget, 8192);
+  EXPECT_EQ(p.items, 10);
+  EXPECT_GT(p.encoder_peak, Bytes{10} * 1500 * 2 * 5120 * 2);
+  EXPECT_LT(p.encoder_peak, Bytes{10} * 20 * 1500 * 1500 * 2);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(2048, 256, 8192), {0, 11, 0}, 2.0, {}).items, 2);
+  // No pass: audio limited to 0 (text-only), --skip-mm-profiling, or the V0 engine.
+  VllmFlags off;
+  off.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_EQ(engine::encoder_profile(*m, off, settings(8192), {0, 11, 0}, 2.0, {}).items, 0);
+  VllmFlags skip;
+  skip.skip_mm_profiling = true;
+  EXPECT_EQ(engine::encoder_profile(*m, skip, settings(8192), {0, 11, 0}, 2.0, {}).items, 0);
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(8192), {0, 6, 4}, 2.0, {}).items, 0);
+  EXPECT_TRUE(engine::audio_pass_sized(*m));
 }
 
 TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {
