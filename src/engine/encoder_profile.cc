@@ -566,7 +566,7 @@ bool family_sized(Family family, const VllmVersion& version) {
 // = 750 embeddings (get_mm_max_tokens_per_item). A layer holds the residual and its normed copy
 // (2d) beside fc1's output and its GELU (2F), or q, k, v and the attention output (4d: no rotary;
 // SDPA with a mask, or vLLM's own encoder's flash attention, keeps no positions-squared scores);
-// the conv stage's two outputs at 3,000 frames are 4d per position. Besides, for the whole pass:
+// the conv stage's two outputs at 3,000 frames (4d per position) stay below both. Besides, for the whole pass:
 // the clip's float32 mel features (2 frames of num_mel_bins per position) and the additive mask
 // qwen2_audio.py builds for transformers' Qwen2AudioEncoder, positions^2 in the model dtype per
 // clip (vLLM's own Whisper encoder of late 2026 takes none: at most 10 % of the estimate). The
@@ -583,7 +583,7 @@ EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flag
   p.item.source = "a 30 s dummy clip, 3,000 mel frames (the feature extractor's chunk_length x sampling_rate)";
   p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
   const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d, n = static_cast<double>(positions);
-  const double per_position = dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 4.0 * d) + 4.0 * 2.0 * std::max(1, a.num_mel_bins);
+  const double per_position = dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 6.0 * d) + 4.0 * 2.0 * std::max(1, a.num_mel_bins);
   const double per_item = n * per_position + dtype_bytes * n * n;
   p.encoder_peak = static_cast<Bytes>(std::min(p.items * per_item, k_most_bytes));
   const double rows = static_cast<double>(cached_rows_per_item(p, version));
