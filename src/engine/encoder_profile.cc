@@ -571,6 +571,8 @@ bool family_sized(Family family, const VllmVersion& version) {
 // qwen2_audio.py builds for transformers' Qwen2AudioEncoder, positions^2 in the model dtype per
 // clip (vLLM's own Whisper encoder of late 2026 takes none: at most 10 % of the estimate). The
 // tower's linears are plain nn.Linear there, so each TP rank runs the whole batch unsplit.
+bool qwen2_audio_tower(const ModelSpec& model) { return model.audio && model.audio->model_type == "qwen2_audio_encoder"; }
+
 EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
                                    const VllmVersion& version, double dtype_bytes) {
   EncoderProfile p;
@@ -598,7 +600,7 @@ EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flag
 }  // namespace
 
 bool audio_pass_sized(const ModelSpec& model) {
-  return model.audio && (model.audio->model_type == "qwen2_audio_encoder" || model.audio->model_type == "gemma4_audio");
+  return qwen2_audio_tower(model) || (model.audio && model.audio->model_type == "gemma4_audio");
 }
 
 std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
@@ -619,7 +621,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     return none;
   };
   const Family family = family_of(model);
-  const bool qwen2_audio = family == Family::none && model.audio && model.audio->model_type == "qwen2_audio_encoder";
+  const bool qwen2_audio = family == Family::none && qwen2_audio_tower(model);
   if (family == Family::none && !qwen2_audio) return skipped("no vision tower");
   if (text_only_mode(model, flags))
     return skipped("every modality is limited to 0: vLLM builds no encoder budget and skips the pass");

@@ -44,13 +44,7 @@ void expect_sized(const engine::EncoderProfile& p, std::int64_t tokens, std::int
 // one layer's fc1 output and GELU for every clip, and stays below what a materialised attention
 // matrix (20 heads x 1,500^2 per clip) would add, which neither SDPA nor flash attention keeps.
 TEST(EncoderProfile, Qwen2AudioProfilesItsDummy30SecondClips) {
-  auto m = parse_model_config_text(R"({"architectures": ["Qwen2AudioForConditionalGeneration"], "model_type": "qwen2_audio",
-    "audio_config": {"model_type": "qwen2_audio_encoder", "d_model": 1280, "encoder_attention_heads": 20, "encoder_ffn_dim": 5120,
-      "encoder_layers": 32, "num_mel_bins": 128, "max_source_positions": 1500},
-    "text_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 4096, "intermediate_size": 11008,
-      "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 156032,
-      "max_position_embeddings": 8192, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}, "torch_dtype": "bfloat16"})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_qwen2_audio_7b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {});
   EXPECT_EQ(p.item.modality, "audio");

@@ -136,4 +136,13 @@ inline constexpr const char* k_molmo_7b_d = R"({"architectures": ["MolmoForCausa
  "num_hidden_layers": 28, "vocab_size": 152064, "embedding_size": 152064, "max_position_embeddings": 4096,
  "qkv_bias": true, "tie_word_embeddings": false, "torch_dtype": "float32"})";
 
+// Qwen/Qwen2-Audio-7B-Instruct: Whisper-large-v3's encoder (128 mel bins, 32 layers of 1,280,
+// 1,500 positions) under a Qwen-7B language model.
+inline constexpr const char* k_qwen2_audio_7b = R"({"architectures": ["Qwen2AudioForConditionalGeneration"], "model_type": "qwen2_audio",
+    "audio_config": {"model_type": "qwen2_audio_encoder", "d_model": 1280, "encoder_attention_heads": 20, "encoder_ffn_dim": 5120,
+      "encoder_layers": 32, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 4096, "intermediate_size": 11008,
+      "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 156032,
+      "max_position_embeddings": 8192, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}, "torch_dtype": "bfloat16"})";
+
 }  // namespace headroom::test_support

@@ -558,13 +558,7 @@ TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
 // with bias (5,246,976). With the Qwen-7B language model (7,755,190,272) that is the release's 8.4 B.
 // Before, the audio tower was not counted (14.45 GiB instead of 15.64).
 TEST(VisionWeights, Qwen2AudioCountsItsWhisperEncoderAndProjector) {
-  auto m = parse_model_config_text(R"({"architectures": ["Qwen2AudioForConditionalGeneration"], "model_type": "qwen2_audio",
-    "audio_config": {"model_type": "qwen2_audio_encoder", "d_model": 1280, "encoder_attention_heads": 20, "encoder_ffn_dim": 5120,
-      "encoder_layers": 32, "num_mel_bins": 128, "max_source_positions": 1500},
-    "text_config": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 4096, "intermediate_size": 11008,
-      "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 156032,
-      "max_position_embeddings": 8192, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}, "torch_dtype": "bfloat16"})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_qwen2_audio_7b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_FALSE(m->vision);
   ASSERT_TRUE(m->audio);
@@ -586,8 +580,9 @@ TEST(VisionWeights, Qwen2AudioCountsItsWhisperEncoderAndProjector) {
   // (EncoderProfile.Qwen2AudioProfilesItsDummy30SecondClips): the range keeps no 3 GiB allowance for
   // an unsized pass, and the notes give vLLM's log line for the batch (8,192 tokens on an H100: 10
   // clips of 750 embeddings).
-  if (with.uncertainty)
+  if (with.uncertainty) {
     for (const auto& r : with.uncertainty->reasons) EXPECT_EQ(r.find("is not sized"), std::string::npos) << r;
+  }
   bool logged = false;
   for (const auto& n : with.notes) logged = logged || n.find("profiled with 10 audio items") != std::string::npos;
   EXPECT_TRUE(logged);
