@@ -160,6 +160,13 @@ Result<std::string> resolve_revision(const std::string& repo, const HubSettings&
 // repo without safetensors files (weights then come from the architecture).
 Result<ModelSpec> model_from_snapshot(const HubSnapshot& snapshot, std::vector<std::string>& notes);
 
+// The snapshot `repo` at settings.revision, as load_hub_model reads it (cache, Hub, cache again),
+// and the cache's alone (offline; nullopt when absent): for a repo another repo's config names
+// (Ultravox's text_model_id and audio_model_id), whose files are read, not modelled.
+Result<HubSnapshot> load_hub_snapshot(const std::string& repo, const HubSettings& settings, std::vector<std::string>& notes);
+Result<std::optional<HubSnapshot>> load_cached_snapshot(const std::string& repo, const HubSettings& settings,
+                                                        std::vector<std::string>& notes);
+
 // The model `repo` at settings.revision: from headroom's Hub cache when it holds that commit (a
 // branch or tag costs one HEAD request to learn its commit; a sha none), else read from the Hub and
 // cached. An unreachable Hub falls back to the last cached commit of the revision, with a note.

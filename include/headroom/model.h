@@ -324,6 +324,17 @@ struct ModelSpec {
   // the repo's own config.json was not read (catalog_model_by_name); "" when it was read.
   std::string architecture_assumed_from;
 
+  // Repos whose config and weights vLLM builds this model from, named by id in its config.json
+  // (Ultravox: text_model_id, audio_model_id). Set by the parse while they are still to be read;
+  // load_model reads them and returns the whole model, with linked_repos naming them.
+  struct LinkedRepo {
+    std::string key;     // "text_model_id" or "audio_model_id"
+    std::string repo;    // the id the config names
+    std::string source;  // where it was read ("" while unread)
+  };
+  std::vector<LinkedRepo> linked_repos;
+  bool linked_unread = false;
+
   std::optional<WeightsInventory> weights;        // exact, when safetensors headers were read
   std::optional<std::int64_t> declared_params;    // total_params stated by the source
   nlohmann::json raw_config;                      // the config as read (catalogue line for catalogue models)

@@ -979,6 +979,7 @@ Result<ModelSpec> parse_config(const nlohmann::json& original, const std::string
   if (!original.is_object())
     return make_error(ErrorCode::parse_error, "expected a JSON object, got " + json_kind(original), origin);
   const nlohmann::json config = hoist_thinker_config(original);
+  if (auto shell = linked_repo_shell(config)) return std::move(*shell);
   std::shared_ptr<const KeyPositions> positions;
   if (text_ptr) positions = std::make_shared<KeyPositions>(scan_key_positions(*text_ptr));
   ConfigReader top(config, origin, "", text_ptr, positions);

@@ -17,6 +17,20 @@
 
 namespace headroom::model_detail {
 
+// An Ultravox config that names its language or audio model by repo id (text_model_id,
+// audio_model_id) without holding that model's config: the model with linked_unread set, its own
+// settings in raw_config, for load_model to complete (read_linked_repos). nullopt otherwise.
+std::optional<ModelSpec> linked_repo_shell(const nlohmann::json& config);
+
+// The shell's linked repos read from the Hugging Face cache or the Hub, their configs put in its
+// config (text_config, audio_config) and their weights added as vLLM loads them.
+Result<ModelSpec> read_linked_repos(const ModelSpec& shell, const ModelLoadOptions& options);
+
+// The Hugging Face cache folder load_model reads, and the snapshot folder of `id` in it ("" when
+// not cached).
+std::string hub_cache_dir(const ModelLoadOptions& options);
+std::string find_cached_snapshot(const std::string& hub, std::string_view id);
+
 // parse_model_config with optional raw text for line:col positions.
 Result<ModelSpec> parse_config(const nlohmann::json& config, const std::string& origin,
                                std::shared_ptr<const std::string> text);

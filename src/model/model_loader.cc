@@ -16,9 +16,7 @@ namespace headroom {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string hub_cache_dir(const ModelLoadOptions& options) {
+std::string model_detail::hub_cache_dir(const ModelLoadOptions& options) {
   if (!options.hf_hub_cache.empty()) return options.hf_hub_cache;
   if (const char* c = std::getenv("HF_HUB_CACHE"); c && *c) return c;
   if (const char* h = std::getenv("HF_HOME"); h && *h) return (fs::path(h) / "hub").string();
@@ -28,7 +26,7 @@ std::string hub_cache_dir(const ModelLoadOptions& options) {
 }
 
 // models--ORG--NAME/snapshots/REV for `id` (case-insensitive), or "" when not cached.
-std::string find_cached_snapshot(const std::string& hub, std::string_view id) {
+std::string model_detail::find_cached_snapshot(const std::string& hub, std::string_view id) {
   std::error_code ec;
   if (id.find('/') == std::string_view::npos || !fs::is_directory(hub, ec)) return {};
   std::string want = "models--" + util::to_lower(id);
@@ -59,6 +57,11 @@ std::string find_cached_snapshot(const std::string& hub, std::string_view id) {
   }
   return newest.string();
 }
+
+namespace {
+
+using model_detail::find_cached_snapshot;
+using model_detail::hub_cache_dir;
 
 // Reads a folder holding config.json (plus tokenizer_config.json, hf_quant_config.json,
 // preprocessor_config.json and safetensors headers when present).
@@ -188,7 +191,9 @@ void model_detail::apply_tokenizer_config(const nlohmann::json& j, ModelSpec& sp
   }
 }
 
-Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions& options) {
+namespace {
+
+Result<ModelSpec> load_model_config(std::string_view model_ref, const ModelLoadOptions& options) {
   // An address copied from the model's Hub page stands for its repo (and the revision it shows,
   // unless one was asked for).
   if (auto address = hub::parse_repo_address(model_ref)) {
@@ -206,7 +211,7 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
       }
     }
     if (options.on_note) options.on_note("read the address " + std::string(model_ref) + " as the Hub repo " + address->repo + revision_note);
-    return load_model(address->repo, by_id);
+    return load_model_config(address->repo, by_id);
   }
   std::error_code ec;
   fs::path path{std::string(model_ref)};
@@ -252,6 +257,14 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
   std::string msg = unknown_model_message(model_ref, hf_cache, options);
   if (options.hub != nullptr && options.hub->offline && hub::is_repo_id(model_ref)) msg += ", not in headroom's Hub cache (offline)";
   return make_error(ErrorCode::not_found, msg + did_you_mean(model_ref, options));
+}
+
+}  // namespace
+
+Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions& options) {
+  auto spec = load_model_config(model_ref, options);
+  if (spec && spec->linked_unread) return model_detail::read_linked_repos(*spec, options);
+  return spec;
 }
 
 std::string_view to_string(ModelSource source) {
