@@ -101,7 +101,7 @@ ActivationEstimate estimate_activation(const ModelSpec& model, const VllmVersion
 }
 
 bool is_multimodal(const ModelSpec& model) {
-  if (model.vision) return true;
+  if (model.vision || model.audio) return true;
   const std::string& a = model.architecture;
   return a.find("ForConditionalGeneration") != std::string::npos || a.find("VL") != std::string::npos ||
          a.find("Vision") != std::string::npos || a.find("Llava") != std::string::npos;

@@ -597,10 +597,104 @@ EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flag
   return p;
 }
 
+// Ultravox (ultravox.py, in the files read from v0.11 on; earlier releases are not checked): the
+// dummy audio is chunk_length x sampling_rate x _MAX_ENCODER_BATCH_SIZE samples (16 x 30 s), which
+// the processor splits into 16 chunks of 3,000 mel frames; each gives the Whisper encoder
+// max_source_positions (1,500) positions and the projector ceil(1,500 / stack_factor) embeddings
+// (188: _get_max_tokens_per_chunk), 3,008 per item. _audio_features_to_embeddings runs the chunks
+// 16 at a time, so one batch of 16 chunks sets the encoder's peak (the per-position widths as for
+// Qwen2-Audio; its attention is SDPA over a [B, 1, 1, T] padding mask, or varlen attention in the
+// later file: no positions-squared term), beside what the whole pass holds: every item's mel
+// features (float32 from the processor and their copy in the model dtype) and the embeddings of
+// the batches done, kept in a list and concatenated.
+constexpr int k_ultravox_chunks = 16;  // ultravox.py _MAX_ENCODER_BATCH_SIZE
+
+bool ultravox_tower(const ModelSpec& model, const VllmVersion& version) {
+  return model.architecture == "UltravoxModel" && model.audio && model.audio->d_model > 0 && !(version < VllmVersion{0, 11});
+}
+
+// UltravoxConfig.stack_factor (default 8), bounded.
+std::int64_t ultravox_stack_factor(const ModelSpec& model) {
+  if (!model.raw_config.is_object()) return 8;
+  auto it = model.raw_config.find("stack_factor");
+  if (it == model.raw_config.end() || !it->is_number_integer()) return 8;
+  const auto v = it->get<std::int64_t>();
+  return v >= 1 && v <= 64 ? v : 8;
+}
+
+EncoderProfile ultravox_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s, double dtype_bytes) {
+  EncoderProfile p;
+  const AudioConfig& a = *model.audio;
+  const std::int64_t positions = a.max_source_positions > 0 ? a.max_source_positions : 1500;
+  const std::int64_t per_chunk = (positions + ultravox_stack_factor(model) - 1) / ultravox_stack_factor(model);
+  p.item.modality = "audio";
+  p.item.patches = k_ultravox_chunks * positions;
+  p.item.tokens = k_ultravox_chunks * per_chunk;
+  p.item.attention_span = positions;
+  p.item.source = "a 480 s dummy clip: 16 chunks of 30 s (chunk_length x sampling_rate x _MAX_ENCODER_BATCH_SIZE)";
+  p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
+  const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d, n = static_cast<double>(positions);
+  const double mel_bins = std::max(1, a.num_mel_bins), chunks = static_cast<double>(p.items) * k_ultravox_chunks;
+  const double batch = k_ultravox_chunks * n * dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 6.0 * d);
+  const double mel = chunks * 2.0 * n * mel_bins * (4.0 + dtype_bytes);
+  const double out = 2.0 * p.items * static_cast<double>(p.item.tokens) * model.hidden_size * dtype_bytes;
+  p.encoder_peak = static_cast<Bytes>(std::min(batch + mel + out, k_most_bytes));
+  p.cached_outputs = static_cast<Bytes>(std::min(p.items * static_cast<double>(p.item.tokens) * model.hidden_size * dtype_bytes, k_most_bytes));
+  p.explanation = "encoder profile: " + std::to_string(p.items) + " audio item(s) of " + std::to_string(p.item.tokens) +
+                  " embeddings (" + p.item.source + "), encoded 16 chunks at a time, budget " +
+                  std::to_string(p.encoder_budget) + " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) +
+                  " GiB estimated from the audio tower's widths";
+  return p;
+}
+
+// Voxtral (voxtral.py in the file read, which marks its towers per modality: taken from v0.15;
+// earlier releases not checked): the dummy audio is max_model_len tokens of audio
+// (get_max_audio_tokens; sampling_rate / frame_rate samples per token), which mistral_common pads
+// to whole 30 s chunks of 375 tokens (1,500 encoder positions, downsampled 4 x). The budget is
+// max(max_num_batched_tokens, max_model_len): one item. VoxtralEncoderModel computes the mel
+// spectrogram on the GPU (a float32 STFT of the whole waveform), stacks every chunk and runs the
+// Whisper encoder on all of them at once, so its peak is every chunk's positions at Qwen2-Audio's
+// per-position widths, or the STFT stage where that is larger; the stacked features stay alive.
+bool voxtral_tower(const ModelSpec& model, const VllmVersion& version) {
+  return model.audio && model.audio->model_type == "voxtral_encoder" && model.audio->d_model > 0 &&
+         !(version < VllmVersion{0, 15});
+}
+
+EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s, double dtype_bytes) {
+  EncoderProfile p;
+  const AudioConfig& a = *model.audio;
+  const std::int64_t positions = a.max_source_positions > 0 ? a.max_source_positions : 1500;
+  const std::int64_t per_chunk = positions / 4;
+  const std::int64_t chunks = std::max<std::int64_t>(1, (s.max_model_len + per_chunk - 1) / per_chunk);
+  p.item.modality = "audio";
+  p.item.patches = chunks * positions;
+  p.item.tokens = chunks * per_chunk;
+  p.item.budget_tokens = s.max_model_len;
+  p.item.attention_span = positions;
+  p.item.source = "max_model_len tokens of dummy audio (get_max_audio_tokens) in " + std::to_string(chunks) + " chunks of 30 s";
+  p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
+  const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d, n = static_cast<double>(positions);
+  const double mel_bins = std::max(1, a.num_mel_bins), c = static_cast<double>(chunks) * p.items;
+  const double frames = c * 2.0 * n, samples = frames * 160.0;  // hop 160 at 16 kHz
+  // The STFT stage: the float32 waveform, the complex64 STFT over 201 bins, its float32 magnitudes
+  // and the mel spectrogram; then the stacked chunks in the model dtype, which the encoder keeps.
+  const double stft = 4.0 * samples + frames * 201.0 * (8.0 + 4.0) + frames * mel_bins * 4.0;
+  const double features = frames * mel_bins * dtype_bytes;
+  const double encoder = c * n * dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 6.0 * d);
+  p.encoder_peak = static_cast<Bytes>(std::min(std::max(stft, features + encoder), k_most_bytes));
+  p.cached_outputs = static_cast<Bytes>(std::min(p.items * static_cast<double>(p.item.tokens) * model.hidden_size * dtype_bytes, k_most_bytes));
+  p.explanation = "encoder profile: " + std::to_string(p.items) + " audio item(s) of " + std::to_string(p.item.tokens) +
+                  " embeddings (" + p.item.source + "), every chunk encoded at once, budget " +
+                  std::to_string(p.encoder_budget) + " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) +
+                  " GiB estimated from the audio tower's widths";
+  return p;
+}
+
 }  // namespace
 
-bool audio_pass_sized(const ModelSpec& model) {
-  return qwen2_audio_tower(model) || (model.audio && model.audio->model_type == "gemma4_audio");
+bool audio_pass_sized(const ModelSpec& model, const VllmVersion& version) {
+  return qwen2_audio_tower(model) || ultravox_tower(model, version) || voxtral_tower(model, version) ||
+         (model.audio && model.audio->model_type == "gemma4_audio");
 }
 
 std::optional<EncoderItem> largest_mm_item(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
@@ -622,13 +716,17 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   };
   const Family family = family_of(model);
   const bool qwen2_audio = family == Family::none && qwen2_audio_tower(model);
-  if (family == Family::none && !qwen2_audio) return skipped("no vision tower");
+  const bool ultravox = family == Family::none && ultravox_tower(model, version);
+  const bool voxtral = family == Family::none && voxtral_tower(model, version);
+  if (family == Family::none && !qwen2_audio && !ultravox && !voxtral) return skipped("no vision tower");
   if (text_only_mode(model, flags))
     return skipped("every modality is limited to 0: vLLM builds no encoder budget and skips the pass");
   if (family == Family::mllama_v0 && !version.is_v1_engine()) return mllama_v0_profile(model, flags, settings, dtype_bytes);
   if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
   if (qwen2_audio) return qwen2_audio_profile(model, flags, settings, version, dtype_bytes);
+  if (ultravox) return ultravox_profile(model, flags, settings, dtype_bytes);
+  if (voxtral) return voxtral_profile(model, flags, settings, dtype_bytes);
   if (!family_sized(family, version)) {
     EncoderProfile none = skipped("the largest input of " + model.architecture + "'s processor is not modelled");
     none.family_unsized = true;

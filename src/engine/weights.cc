@@ -339,11 +339,12 @@ bool not_loaded(std::string_view name, const ModelSpec& model, const WeightPlan&
   if (plan.skip_image_tower && (contains(name, "vision_tower.") || contains(name, "embed_vision."))) return true;
   // The pooling runner's adapter deletes the generative class's LM head (adapters.py).
   if (plan.pooling_runner && (name.starts_with("lm_head.") || name.starts_with("language_model.lm_head."))) return true;
-  // Qwen2-Audio's multi_modal_projector is its audio tower's.
-  const bool qwen2_audio = model.architecture == "Qwen2AudioForConditionalGeneration";
+  // Qwen2-Audio's multi_modal_projector is its audio tower's; so is Ultravox's (ultravox.py builds
+  // it inside _mark_tower_model(vllm_config, "audio")).
+  const bool audio_projector = model.architecture == "Qwen2AudioForConditionalGeneration" || model.architecture == "UltravoxModel";
   return plan.skip_audio_tower &&
          (contains(name, "audio_tower.") || contains(name, "embed_audio.") || name.starts_with("apm.") ||
-          name.starts_with("audio_projection_layer.") || (qwen2_audio && name.starts_with("multi_modal_projector.")));
+          name.starts_with("audio_projection_layer.") || (audio_projector && name.starts_with("multi_modal_projector.")));
 }
 
 }  // namespace

@@ -1340,6 +1340,48 @@ void add_qwen2_audio(Builder& b, const ModelSpec& m) {
   linear_bias(b, "multi_modal_projector.linear", m.hidden_size, m.audio->d_model);
 }
 
+// An integer the config writes at its top level, within [1, most]; `fallback` when absent or out
+// of range (the config class's default).
+std::int64_t top_level_int(const ModelSpec& m, const char* key, std::int64_t fallback, std::int64_t most) {
+  if (!m.raw_config.is_object()) return fallback;
+  auto it = m.raw_config.find(key);
+  if (it == m.raw_config.end() || !it->is_number_integer()) return fallback;
+  const auto v = it->get<std::int64_t>();
+  return v >= 1 && v <= most ? v : fallback;
+}
+
+// Ultravox's projector (ultravox.py UltravoxFeedForwardProjector, UltravoxProjector before it) from
+// UltravoxConfig's top-level settings (vllm/transformers_utils/configs/ultravox.py defaults:
+// hidden_size 4096, stack_factor 8, projector_act "swiglu", projector_ln_mid false): ln_pre, an
+// RMSNorm over the stacked width d_model x stack_factor; linear_1 to hidden_size; SwiGLU halves
+// it; linear_2 to the language model's width (neither linear biased); one RMSNorm, ln_mid over the
+// halved width (projector_ln_mid, the v0.5 releases) or ln_post over the output. Later releases'
+// transformer projector (num_projector_layers > 0) is counted from safetensors only.
+void add_ultravox_projector(Builder& b, const ModelSpec& m) {
+  if (top_level_int(m, "num_projector_layers", 0, 1 << 10) > 0) return;
+  const std::int64_t in = m.audio->d_model * top_level_int(m, "stack_factor", 8, 64);
+  const std::int64_t hidden = top_level_int(m, "hidden_size", 4096, 1 << 17);
+  auto act = m.raw_config.is_object() ? m.raw_config.find("projector_act") : m.raw_config.end();
+  const bool swiglu = !m.raw_config.is_object() || act == m.raw_config.end() || !act->is_string() || *act == "swiglu";
+  auto ln = m.raw_config.is_object() ? m.raw_config.find("projector_ln_mid") : m.raw_config.end();
+  const bool ln_mid = m.raw_config.is_object() && ln != m.raw_config.end() && ln->is_boolean() && ln->get<bool>();
+  const std::int64_t mid = swiglu ? hidden / 2 : hidden;
+  b.dense("multi_modal_projector.ln_pre.weight", {in});
+  linear_bias(b, "multi_modal_projector.linear_1", hidden, in, false);
+  linear_bias(b, "multi_modal_projector.linear_2", m.hidden_size, mid, false);
+  if (ln_mid) b.dense("multi_modal_projector.ln_mid.weight", {mid});
+  else b.dense("multi_modal_projector.ln_post.weight", {m.hidden_size});
+}
+
+// Voxtral's adapter (voxtral.py VoxtralMultiModalProjector, transformers' the same): linear_1 from
+// the encoder's intermediate_size (four frames of d_model stacked) to the language model's width,
+// GELU, linear_2 at that width; neither biased.
+void add_voxtral_projector(Builder& b, const ModelSpec& m) {
+  const std::int64_t in = m.audio->ffn > 0 ? m.audio->ffn : 4 * static_cast<std::int64_t>(m.audio->d_model);
+  linear_bias(b, "multi_modal_projector.linear_1", m.hidden_size, in, false);
+  linear_bias(b, "multi_modal_projector.linear_2", m.hidden_size, m.hidden_size, false);
+}
+
 // The audio encoders laid out here, by audio_config.model_type; another type is counted only
 // from a checkpoint's own safetensors headers.
 void add_audio(Builder& b, const ModelSpec& m) {
@@ -1349,10 +1391,13 @@ void add_audio(Builder& b, const ModelSpec& m) {
   else if (m.audio->model_type == "gemma3n_audio") add_gemma3n_audio(b, m);
   else if (m.audio->model_type == "gemma4_audio") add_gemma4_audio(b, m);
   else if (m.audio->model_type == "qwen2_audio_encoder") add_qwen2_audio(b, m);
-  // Ultravox (audio_config a Whisper config) and Voxtral (voxtral_encoder): the encoder only; their
-  // projectors (Ultravox's stacked SwiGLU, Voxtral's adapter) are counted only from safetensors.
-  else if ((m.audio->model_type == "whisper" && m.architecture != "MiniCPMO") || m.audio->model_type == "voxtral_encoder")
+  // Ultravox (audio_config a Whisper config) and Voxtral (voxtral_encoder): the Whisper encoder and
+  // each one's projector.
+  else if ((m.audio->model_type == "whisper" && m.architecture != "MiniCPMO") || m.audio->model_type == "voxtral_encoder") {
     add_whisper_encoder(b, *m.audio, "audio_tower.");
+    if (m.architecture == "UltravoxModel") add_ultravox_projector(b, m);
+    else if (m.audio->model_type == "voxtral_encoder") add_voxtral_projector(b, m);
+  }
   else if (m.architecture == "MiniCPMO" && (m.audio->model_type == "whisper" || m.audio->model_type.empty())) add_minicpmo_audio(b, m);
   else if (m.audio->model_type == "phi4mm_conformer" && m.audio->conformer && m.audio->conformer->laid_out) add_phi4mm_audio(b, m);
 }

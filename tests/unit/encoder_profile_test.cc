@@ -63,7 +63,70 @@ TEST(EncoderProfile, Qwen2AudioProfilesItsDummy30SecondClips) {
   skip.skip_mm_profiling = true;
   EXPECT_EQ(engine::encoder_profile(*m, skip, settings(8192), {0, 11, 0}, 2.0, {}).items, 0);
   EXPECT_EQ(engine::encoder_profile(*m, {}, settings(8192), {0, 6, 4}, 2.0, {}).items, 0);
-  EXPECT_TRUE(engine::audio_pass_sized(*m));
+  EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 11, 0}));
+}
+
+// An Ultravox v0.5 config (Whisper-large-v3-turbo's encoder: 32 layers of 1,280, FFN 5,120;
+// stack_factor 8; Llama-3.1-8B's 4,096-wide language model). ultravox.py (v0.11 on): the dummy
+// audio is 16 x 30 s, split into 16 chunks of 1,500 encoder positions and ceil(1,500 / 8) = 188
+// embeddings each: 3,008 per item. vLLM's budget is max(max_num_batched_tokens, 3,008): one item
+// at 2,048, two at 8,192. The encoder runs 16 chunks at a time, so the peak holds one layer's fc1
+// output and GELU for 16 chunks, and a second item adds its mel features and embeddings but not a
+// second batch of activations.
+TEST(EncoderProfile, UltravoxProfilesSixteenChunksAtATime) {
+  auto m = parse_model_config_text(R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8,
+    "hidden_size": 4096, "projector_ln_mid": true,
+    "audio_config": {"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
+      "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const auto one = engine::encoder_profile(*m, {}, settings(2048), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(one.item.modality, "audio");
+  EXPECT_EQ(one.item.tokens, 3008);
+  EXPECT_EQ(one.item.patches, 24000);
+  EXPECT_EQ(one.encoder_budget, 3008);
+  EXPECT_EQ(one.items, 1);
+  const Bytes batch_layer = Bytes{16} * 1500 * 2 * 5120 * 2;
+  EXPECT_GT(one.encoder_peak, batch_layer);
+  const auto two = engine::encoder_profile(*m, {}, settings(8192), {0, 11, 0}, 2.0, {});
+  EXPECT_EQ(two.items, 2);
+  EXPECT_GT(two.encoder_peak, one.encoder_peak);
+  EXPECT_LT(two.encoder_peak - one.encoder_peak, batch_layer);
+  EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 11, 0}));
+  // Before v0.11 the file is not checked: no pass is sized and the range keeps its allowance.
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(2048), {0, 10, 2}, 2.0, {}).items, 0);
+  EXPECT_FALSE(engine::audio_pass_sized(*m, {0, 10, 2}));
+}
+
+// Voxtral Mini's config (its Whisper encoder: 32 layers of 1,280, 20 heads, 1,500 positions).
+// voxtral.py (the file read, v0.15 on): the dummy audio is max_model_len tokens of audio, padded
+// to 30 s chunks of 375 tokens: at 32,768, ceil(32,768 / 375) = 88 chunks, 33,000 tokens and
+// 132,000 encoder positions, one item (the budget is max_model_len). VoxtralEncoderModel runs every
+// chunk at once, so the peak holds one layer's fc1 output and GELU for all 88 chunks; at 8,192 it
+// is 22 chunks.
+TEST(EncoderProfile, VoxtralEncodesEveryChunkOfItsMaxModelLenDummyAtOnce) {
+  auto m = parse_model_config_text(R"({"architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral",
+    "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 1280, "intermediate_size": 5120, "num_hidden_layers": 32,
+      "num_attention_heads": 20, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"model_type": "llama", "hidden_size": 3072, "intermediate_size": 8192, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 30, "vocab_size": 131072, "max_position_embeddings": 131072}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const auto p = engine::encoder_profile(*m, {}, settings(2048, 256, 32768), {0, 15, 0}, 2.0, {});
+  EXPECT_EQ(p.item.modality, "audio");
+  EXPECT_EQ(p.item.tokens, 33000);
+  EXPECT_EQ(p.item.patches, 132000);
+  EXPECT_EQ(p.encoder_budget, 32768);
+  EXPECT_EQ(p.items, 1);
+  EXPECT_GT(p.encoder_peak, Bytes{88} * 1500 * 2 * 5120 * 2);
+  const auto shorter = engine::encoder_profile(*m, {}, settings(2048, 256, 8192), {0, 15, 0}, 2.0, {});
+  EXPECT_EQ(shorter.item.patches, 22 * 1500);
+  EXPECT_LT(shorter.encoder_peak, p.encoder_peak / 3);
+  EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 15, 0}));
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(2048, 256, 32768), {0, 14, 0}, 2.0, {}).items, 0);
+  EXPECT_FALSE(engine::audio_pass_sized(*m, {0, 14, 0}));
 }
 
 TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {

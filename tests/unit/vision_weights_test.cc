@@ -641,10 +641,15 @@ TEST(VisionWeights, Gemma4AudioOnlyProfilesATinyDummyClip) {
 
 // Ultravox (audio_config: a Whisper config, encoder only) and Voxtral (voxtral_encoder, which
 // writes hidden_size / num_hidden_layers / intermediate_size) build the same Whisper-large encoder
-// as Qwen2-Audio above: 636,968,960 parameters under audio_tower. Their projectors are not laid out
-// (counted from safetensors only). Before, neither encoder was counted.
+// as Qwen2-Audio above: 636,968,960 parameters under audio_tower. Their projectors, as ultravox.py
+// and voxtral.py build them:
+// - Ultravox (UltravoxConfig defaults: hidden_size 4096, SwiGLU; this config sets projector_ln_mid
+//   as the v0.5 releases do): ln_pre over 1280 x 8 = 10,240, linear_1 10,240 -> 4,096
+//   (41,943,040), linear_2 2,048 -> 4,096 (8,388,608), ln_mid over 2,048: 50,343,936.
+// - Voxtral Mini: linear_1 5,120 -> 3,072 (15,728,640) and linear_2 3,072² (9,437,184): 25,165,824.
+// Before, neither encoder was counted, and then neither projector.
 TEST(VisionWeights, UltravoxAndVoxtralCountTheirWhisperEncoders) {
-  const char* ultravox = R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8,
+  const char* ultravox = R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8, "projector_ln_mid": true,
     "audio_config": {"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
       "encoder_ffn_dim": 5120, "decoder_layers": 4, "num_mel_bins": 128, "max_source_positions": 1500},
     "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
@@ -659,6 +664,9 @@ TEST(VisionWeights, UltravoxAndVoxtralCountTheirWhisperEncoders) {
     ASSERT_TRUE(m) << m.error().message;
     ASSERT_TRUE(m->audio);
     EXPECT_EQ(params_with_prefix(synthesize_weights(*m), "audio_tower."), 636968960) << m->architecture;
+    EXPECT_EQ(params_with_prefix(synthesize_weights(*m), "multi_modal_projector."),
+              m->architecture == "UltravoxModel" ? 50343936 : 25165824)
+        << m->architecture;
   }
 }
 
