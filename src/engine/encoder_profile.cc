@@ -573,6 +573,24 @@ bool family_sized(Family family, const VllmVersion& version) {
 // tower's linears are plain nn.Linear there, so each TP rank runs the whole batch unsplit.
 bool qwen2_audio_tower(const ModelSpec& model) { return model.audio && model.audio->model_type == "qwen2_audio_encoder"; }
 
+// One encoder position's live bytes in a Whisper-style layer: the residual and its normed copy (2d)
+// beside fc1's output and its GELU (2F), or q, k, v and the attention output with the residual (6d).
+double whisper_position_bytes(const AudioConfig& a, double dtype_bytes) {
+  const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d;
+  return dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 6.0 * d);
+}
+
+// An audio pass's peak, the encoder cache it fills, and its line for the report.
+void finish_audio_profile(EncoderProfile& p, const ModelSpec& model, const VllmVersion& version, double peak,
+                          const std::string& how, double dtype_bytes) {
+  p.encoder_peak = static_cast<Bytes>(std::min(peak, k_most_bytes));
+  const double rows = static_cast<double>(cached_rows_per_item(p, version));
+  p.cached_outputs = static_cast<Bytes>(std::min(p.items * rows * model.hidden_size * dtype_bytes, k_most_bytes));
+  p.explanation = "encoder profile: " + std::to_string(p.items) + " audio item(s) of " + std::to_string(p.item.tokens) +
+                  " embeddings (" + p.item.source + ")" + how + ", budget " + std::to_string(p.encoder_budget) +
+                  " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from the audio tower's widths";
+}
+
 EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
                                    const VllmVersion& version, double dtype_bytes) {
   EncoderProfile p;
@@ -582,18 +600,12 @@ EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flag
   p.item.patches = positions;
   p.item.tokens = (positions - 2) / 2 + 1;
   p.item.attention_span = positions;
-  p.item.source = "a 30 s dummy clip, 3,000 mel frames (the feature extractor's chunk_length x sampling_rate)";
+  p.item.source = std::to_string(positions) +
+                  " encoder positions, a 30 s dummy clip, 3,000 mel frames (the feature extractor's chunk_length x sampling_rate)";
   p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
-  const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d, n = static_cast<double>(positions);
-  const double per_position = dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 6.0 * d) + 4.0 * 2.0 * std::max(1, a.num_mel_bins);
-  const double per_item = n * per_position + dtype_bytes * n * n;
-  p.encoder_peak = static_cast<Bytes>(std::min(p.items * per_item, k_most_bytes));
-  const double rows = static_cast<double>(cached_rows_per_item(p, version));
-  p.cached_outputs = static_cast<Bytes>(std::min(p.items * rows * model.hidden_size * dtype_bytes, k_most_bytes));
-  p.explanation = "encoder profile: " + std::to_string(p.items) + " audio item(s) of " + std::to_string(p.item.tokens) +
-                  " embeddings (" + std::to_string(positions) + " encoder positions, " + p.item.source + "), budget " +
-                  std::to_string(p.encoder_budget) + " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) +
-                  " GiB estimated from the audio tower's widths";
+  const double n = static_cast<double>(positions);
+  const double per_position = whisper_position_bytes(a, dtype_bytes) + 4.0 * 2.0 * std::max(1, a.num_mel_bins);
+  finish_audio_profile(p, model, version, p.items * (n * per_position + dtype_bytes * n * n), "", dtype_bytes);
   return p;
 }
 
@@ -622,7 +634,8 @@ std::int64_t ultravox_stack_factor(const ModelSpec& model) {
   return v >= 1 && v <= 64 ? v : 8;
 }
 
-EncoderProfile ultravox_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s, double dtype_bytes) {
+EncoderProfile ultravox_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                                const VllmVersion& version, double dtype_bytes) {
   EncoderProfile p;
   const AudioConfig& a = *model.audio;
   const std::int64_t positions = a.max_source_positions > 0 ? a.max_source_positions : 1500;
@@ -633,17 +646,12 @@ EncoderProfile ultravox_profile(const ModelSpec& model, const VllmFlags& flags, 
   p.item.attention_span = positions;
   p.item.source = "a 480 s dummy clip: 16 chunks of 30 s (chunk_length x sampling_rate x _MAX_ENCODER_BATCH_SIZE)";
   p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
-  const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d, n = static_cast<double>(positions);
+  const double n = static_cast<double>(positions);
   const double mel_bins = std::max(1, a.num_mel_bins), chunks = static_cast<double>(p.items) * k_ultravox_chunks;
-  const double batch = k_ultravox_chunks * n * dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 6.0 * d);
+  const double batch = k_ultravox_chunks * n * whisper_position_bytes(a, dtype_bytes);
   const double mel = chunks * 2.0 * n * mel_bins * (4.0 + dtype_bytes);
   const double out = 2.0 * p.items * static_cast<double>(p.item.tokens) * model.hidden_size * dtype_bytes;
-  p.encoder_peak = static_cast<Bytes>(std::min(batch + mel + out, k_most_bytes));
-  p.cached_outputs = static_cast<Bytes>(std::min(p.items * static_cast<double>(p.item.tokens) * model.hidden_size * dtype_bytes, k_most_bytes));
-  p.explanation = "encoder profile: " + std::to_string(p.items) + " audio item(s) of " + std::to_string(p.item.tokens) +
-                  " embeddings (" + p.item.source + "), encoded 16 chunks at a time, budget " +
-                  std::to_string(p.encoder_budget) + " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) +
-                  " GiB estimated from the audio tower's widths";
+  finish_audio_profile(p, model, version, batch + mel + out, ", encoded 16 chunks at a time", dtype_bytes);
   return p;
 }
 
@@ -660,7 +668,8 @@ bool voxtral_tower(const ModelSpec& model, const VllmVersion& version) {
          !(version < VllmVersion{0, 15});
 }
 
-EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s, double dtype_bytes) {
+EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                               const VllmVersion& version, double dtype_bytes) {
   EncoderProfile p;
   const AudioConfig& a = *model.audio;
   const std::int64_t positions = a.max_source_positions > 0 ? a.max_source_positions : 1500;
@@ -673,20 +682,15 @@ EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, c
   p.item.attention_span = positions;
   p.item.source = "max_model_len tokens of dummy audio (get_max_audio_tokens) in " + std::to_string(chunks) + " chunks of 30 s";
   p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
-  const double d = a.d_model, ffn = a.ffn > 0 ? a.ffn : 4.0 * d, n = static_cast<double>(positions);
+  const double n = static_cast<double>(positions);
   const double mel_bins = std::max(1, a.num_mel_bins), c = static_cast<double>(chunks) * p.items;
   const double frames = c * 2.0 * n, samples = frames * 160.0;  // hop 160 at 16 kHz
   // The STFT stage: the float32 waveform, the complex64 STFT over 201 bins, its float32 magnitudes
   // and the mel spectrogram; then the stacked chunks in the model dtype, which the encoder keeps.
   const double stft = 4.0 * samples + frames * 201.0 * (8.0 + 4.0) + frames * mel_bins * 4.0;
   const double features = frames * mel_bins * dtype_bytes;
-  const double encoder = c * n * dtype_bytes * std::max(2.0 * d + 2.0 * ffn, 6.0 * d);
-  p.encoder_peak = static_cast<Bytes>(std::min(std::max(stft, features + encoder), k_most_bytes));
-  p.cached_outputs = static_cast<Bytes>(std::min(p.items * static_cast<double>(p.item.tokens) * model.hidden_size * dtype_bytes, k_most_bytes));
-  p.explanation = "encoder profile: " + std::to_string(p.items) + " audio item(s) of " + std::to_string(p.item.tokens) +
-                  " embeddings (" + p.item.source + "), every chunk encoded at once, budget " +
-                  std::to_string(p.encoder_budget) + " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) +
-                  " GiB estimated from the audio tower's widths";
+  const double encoder = c * n * whisper_position_bytes(a, dtype_bytes);
+  finish_audio_profile(p, model, version, std::max(stft, features + encoder), ", every chunk encoded at once", dtype_bytes);
   return p;
 }
 
@@ -725,8 +729,8 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (!version.is_v1_engine()) return skipped("the V0 engine profiles the encoder inside its dummy sequences (not modelled)");
   if (flags.skip_mm_profiling) return skipped("--skip-mm-profiling");
   if (qwen2_audio) return qwen2_audio_profile(model, flags, settings, version, dtype_bytes);
-  if (ultravox) return ultravox_profile(model, flags, settings, dtype_bytes);
-  if (voxtral) return voxtral_profile(model, flags, settings, dtype_bytes);
+  if (ultravox) return ultravox_profile(model, flags, settings, version, dtype_bytes);
+  if (voxtral) return voxtral_profile(model, flags, settings, version, dtype_bytes);
   if (!family_sized(family, version)) {
     EncoderProfile none = skipped("the largest input of " + model.architecture + "'s processor is not modelled");
     none.family_unsized = true;

@@ -36,6 +36,16 @@ void expect_sized(const engine::EncoderProfile& p, std::int64_t tokens, std::int
   EXPECT_EQ(p.encoder_peak, peak);
 }
 
+// An audio pass's dummy batch: one item's embeddings and encoder positions, the budget, the items.
+void expect_audio_batch(const engine::EncoderProfile& p, std::int64_t tokens, std::int64_t positions, std::int64_t budget,
+                        int items) {
+  EXPECT_EQ(p.item.modality, "audio");
+  EXPECT_EQ(p.item.tokens, tokens);
+  EXPECT_EQ(p.item.patches, positions);
+  EXPECT_EQ(p.encoder_budget, budget);
+  EXPECT_EQ(p.items, items);
+}
+
 // Qwen/Qwen2-Audio-7B-Instruct's config (Whisper-large-v3's encoder: 32 layers of 1,280, FFN
 // 5,120, 20 heads, 1,500 positions). qwen2_audio.py: the dummy clip is chunk_length (30 s) x
 // sampling_rate samples, 3,000 mel frames; the encoder runs 1,500 positions per clip and hands
@@ -47,11 +57,7 @@ TEST(EncoderProfile, Qwen2AudioProfilesItsDummy30SecondClips) {
   auto m = parse_model_config_text(test_support::k_qwen2_audio_7b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const auto p = engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {});
-  EXPECT_EQ(p.item.modality, "audio");
-  EXPECT_EQ(p.item.tokens, 750);
-  EXPECT_EQ(p.item.patches, 1500);
-  EXPECT_EQ(p.encoder_budget, 8192);
-  EXPECT_EQ(p.items, 10);
+  expect_audio_batch(p, 750, 1500, 8192, 10);
   EXPECT_GT(p.encoder_peak, Bytes{10} * 1500 * 2 * 5120 * 2);
   EXPECT_LT(p.encoder_peak, Bytes{10} * 20 * 1500 * 1500 * 2);
   EXPECT_EQ(engine::encoder_profile(*m, {}, settings(2048, 256, 8192), {0, 11, 0}, 2.0, {}).items, 2);
@@ -83,11 +89,7 @@ TEST(EncoderProfile, UltravoxProfilesSixteenChunksAtATime) {
                                    "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const auto one = engine::encoder_profile(*m, {}, settings(2048), {0, 11, 0}, 2.0, {});
-  EXPECT_EQ(one.item.modality, "audio");
-  EXPECT_EQ(one.item.tokens, 3008);
-  EXPECT_EQ(one.item.patches, 24000);
-  EXPECT_EQ(one.encoder_budget, 3008);
-  EXPECT_EQ(one.items, 1);
+  expect_audio_batch(one, 3008, 24000, 3008, 1);
   const Bytes batch_layer = Bytes{16} * 1500 * 2 * 5120 * 2;
   EXPECT_GT(one.encoder_peak, batch_layer);
   const auto two = engine::encoder_profile(*m, {}, settings(8192), {0, 11, 0}, 2.0, {});
@@ -115,11 +117,7 @@ TEST(EncoderProfile, VoxtralEncodesEveryChunkOfItsMaxModelLenDummyAtOnce) {
                                    "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const auto p = engine::encoder_profile(*m, {}, settings(2048, 256, 32768), {0, 15, 0}, 2.0, {});
-  EXPECT_EQ(p.item.modality, "audio");
-  EXPECT_EQ(p.item.tokens, 33000);
-  EXPECT_EQ(p.item.patches, 132000);
-  EXPECT_EQ(p.encoder_budget, 32768);
-  EXPECT_EQ(p.items, 1);
+  expect_audio_batch(p, 33000, 132000, 32768, 1);
   EXPECT_GT(p.encoder_peak, Bytes{88} * 1500 * 2 * 5120 * 2);
   const auto shorter = engine::encoder_profile(*m, {}, settings(2048, 256, 8192), {0, 15, 0}, 2.0, {});
   EXPECT_EQ(shorter.item.patches, 22 * 1500);
