@@ -64,6 +64,14 @@ nlohmann::json quantization_to_json(const ModelSpec& model) {
           {"ignore_list_inferred", q.ignore_list_inferred.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.ignore_list_inferred)}};
 }
 
+// The repos the config names and vLLM builds the model from (Ultravox's text_model_id and
+// audio_model_id), each with where headroom read it.
+nlohmann::json linked_repos_to_json(const ModelSpec& model) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : model.linked_repos) out.push_back({{"key", r.key}, {"repo", r.repo}, {"source", r.source}});
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, const Prediction& p) {
@@ -78,7 +86,8 @@ nlohmann::json prediction_to_json(const ModelSpec& model, const GpuSetup& gpus, 
                 {"quantization", quantization_to_json(model)},
                 {"architecture_assumed_from", model.architecture_assumed_from.empty()
                                                   ? nlohmann::json(nullptr)
-                                                  : nlohmann::json(model.architecture_assumed_from)}};
+                                                  : nlohmann::json(model.architecture_assumed_from)},
+                {"linked_repos", linked_repos_to_json(model)}};
   j["gpu"] = {{"name", gpus.gpu.name},
               {"key", gpus.gpu.key},
               {"total_gib", gib2(gpus.gpu.total_bytes)},

@@ -41,6 +41,25 @@ json check pipeline_nodes 0 meta-llama/Meta-Llama-3.1-405B-Instruct-FP8 --gpu H1
 json check config_file 0 "$src/tests/data/models/llama_gqa.json" --gpu L4 --max-model-len 2048 --vllm-version 0.7.3
 json check custom_gpu 0 Qwen/Qwen3-8B --gpu-memory-gib 40 --max-model-len 8192 --gpu-memory-utilization 0.8
 
+# An Ultravox release config that names its language model and Whisper checkpoint by repo id: both
+# read from the Hugging Face cache and listed in model.linked_repos.
+for repo in fixie-test--ultravox test-org--llama test-org--whisper; do mkdir -p "$tmp/hf/models--$repo/snapshots/0123abcd"; done
+printf '%s' '{"architectures": ["UltravoxModel"], "model_type": "ultravox", "hidden_size": 4096, "stack_factor": 8,
+  "text_model_id": "test-org/llama", "audio_model_id": "test-org/whisper"}' >"$tmp/hf/models--fixie-test--ultravox/snapshots/0123abcd/config.json"
+cp "$src/tests/data/models/llama_gqa.json" "$tmp/hf/models--test-org--llama/snapshots/0123abcd/config.json"
+printf '%s' '{"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "d_model": 1280, "encoder_layers": 32,
+  "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500}' \
+  >"$tmp/hf/models--test-org--whisper/snapshots/0123abcd/config.json"
+json check ultravox_linked 0 fixie-test/ultravox --gpu L4 --max-model-len 8192 --vllm-version 0.19.0 --offline
+/usr/bin/python3 - "$tmp/check/ultravox_linked.json" <<'PY' || fail "check ultravox_linked: model.linked_repos"
+import json, sys
+m = json.load(open(sys.argv[1]))["model"]
+assert m["architecture"] == "UltravoxModel", m
+assert [(r["key"], r["repo"], r["source"]) for r in m["linked_repos"]] == [
+    ("text_model_id", "test-org/llama", "the Hugging Face cache"),
+    ("audio_model_id", "test-org/whisper", "the Hugging Face cache")], m["linked_repos"]
+PY
+
 json plan fits 0 Qwen/Qwen3-8B --gpu "RTX 4090" --context 8192 --concurrency 4 --vllm-version 0.19.0
 json plan context_goal 0 meta-llama/Llama-3.1-8B-Instruct --gpu "A100 80GB" --goal context --vllm-version 0.11.0
 json plan alternatives 0 meta-llama/Llama-3.1-70B-Instruct --gpu H100 --gpus 8 --context 8192 --concurrency 16 --allow-fp8-kv --allow-eager
