@@ -591,6 +591,15 @@ void finish_audio_profile(EncoderProfile& p, const ModelSpec& model, const VllmV
                   " tokens; peak " + util::fixed(to_gib(p.encoder_peak), 2) + " GiB estimated from the audio tower's widths";
 }
 
+// Qwen2.5-Omni's thinker profiles the same 30 s clip when images and video are limited to 0
+// (qwen2_5_omni_thinker.py: min(chunk_length, 30) x sampling_rate samples; (1,500 - 2) / 2 + 1 =
+// 750 embeddings) through transformers' Qwen2_5OmniAudioEncoder: 2 x n_window-frame chunks of
+// 100 positions, attention within each chunk, but outside flash-attention-2 one additive mask of
+// the whole batch's positions squared in the model dtype (_prepare_attention_mask).
+bool qwen2_5_omni_audio_tower(const ModelSpec& model) {
+  return model.audio && model.audio->model_type == "qwen2_5_omni_audio_encoder";
+}
+
 EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
                                    const VllmVersion& version, double dtype_bytes) {
   EncoderProfile p;
@@ -605,7 +614,10 @@ EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flag
   p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
   const double n = static_cast<double>(positions);
   const double per_position = whisper_position_bytes(a, dtype_bytes) + 4.0 * 2.0 * std::max(1, a.num_mel_bins);
-  finish_audio_profile(p, model, version, p.items * (n * per_position + dtype_bytes * n * n), "", dtype_bytes);
+  const bool omni = qwen2_5_omni_audio_tower(model);
+  const double mask = omni ? dtype_bytes * (p.items * n) * (p.items * n) : p.items * dtype_bytes * n * n;
+  finish_audio_profile(p, model, version, p.items * n * per_position + mask,
+                       omni ? ", under one additive mask of the whole batch's positions" : "", dtype_bytes);
   return p;
 }
 
@@ -697,7 +709,7 @@ EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, c
 }  // namespace
 
 bool audio_pass_sized(const ModelSpec& model, const VllmVersion& version) {
-  return qwen2_audio_tower(model) || ultravox_tower(model, version) || voxtral_tower(model, version) ||
+  return qwen2_audio_tower(model) || qwen2_5_omni_audio_tower(model) || ultravox_tower(model, version) || voxtral_tower(model, version) ||
          (model.audio && model.audio->model_type == "gemma4_audio");
 }
 
@@ -741,6 +753,8 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
   if (mm_limit(flags, "image") == 0 && p.item.modality == "image") {
     // Images off and video on (Qwen-VL before v0.11): vLLM profiles video, whose largest item is
     // not sized here; with video off too an omni model's audio encoder is what it profiles.
+    if (mm_limit(flags, "video") == 0 && qwen2_5_omni_audio_tower(model))
+      return qwen2_audio_profile(model, flags, settings, version, dtype_bytes);
     if (mm_limit(flags, "video") == 0 && model.audio)
       return skipped("images and video are limited to 0: vLLM profiles the audio encoder, which headroom does not size");
     return skipped("images are limited to 0 and the largest video item is not modelled");

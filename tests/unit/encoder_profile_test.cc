@@ -127,6 +127,24 @@ TEST(EncoderProfile, VoxtralEncodesEveryChunkOfItsMaxModelLenDummyAtOnce) {
   EXPECT_FALSE(engine::audio_pass_sized(*m, {0, 14, 0}));
 }
 
+// Qwen2.5-Omni with images and video limited to 0: vLLM profiles the audio encoder on the thinker's
+// dummy clip, min(chunk_length, 30) s: 3,000 mel frames, 1,500 positions, 750 embeddings, 10 clips
+// at a budget of 8,192. transformers' Qwen2_5OmniAudioEncoder attends within 100-position chunks
+// but, outside flash-attention-2, builds one additive mask over the whole batch: 15,000² x 2 bytes.
+// With images allowed the image is what vLLM profiles.
+TEST(EncoderProfile, Qwen25OmniProfilesItsAudioWhenImagesAndVideoAreOff) {
+  auto m = parse_model_config_text(test_support::k_qwen2_5_omni_7b, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  VllmFlags audio_only;
+  audio_only.limit_mm_per_prompt["image"] = 0;
+  audio_only.limit_mm_per_prompt["video"] = 0;
+  const auto p = engine::encoder_profile(*m, audio_only, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {});
+  expect_audio_batch(p, 750, 1500, 8192, 10);
+  EXPECT_GT(p.encoder_peak, Bytes{15000} * 15000 * 2 + Bytes{15000} * 2 * 5120 * 2);
+  EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 11, 0}));
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(8192, 256, 8192), {0, 11, 0}, 2.0, {}).item.modality, "image");
+}
+
 TEST(EncoderProfile, Qwen25VlProfilesOneLargestImage) {
   // At max_model_len 16384 the dummy video is one image's worth (two frames, one temporal slice):
   // vLLM profiles the image (qwen2_vl_video.h for longer lengths).

@@ -145,4 +145,17 @@ inline constexpr const char* k_qwen2_audio_7b = R"({"architectures": ["Qwen2Audi
       "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 156032,
       "max_position_embeddings": 8192, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}, "torch_dtype": "bfloat16"})";
 
+// Qwen2.5-Omni-7B's config: the thinker_config's audio, text and vision settings as its release
+// writes them.
+inline constexpr const char* k_qwen2_5_omni_7b = R"({"architectures": ["Qwen2_5OmniModel"], "model_type": "qwen2_5_omni",
+    "thinker_config": {"model_type": "qwen2_5_omni_thinker", "torch_dtype": "bfloat16",
+      "audio_config": {"model_type": "qwen2_5_omni_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+        "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "output_dim": 3584, "num_mel_bins": 128, "n_window": 100},
+      "text_config": {"model_type": "qwen2_5_omni_text", "hidden_size": 3584, "intermediate_size": 18944,
+        "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 152064,
+        "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false},
+      "vision_config": {"model_type": "qwen2_5_omni_vision_encoder", "depth": 32, "hidden_size": 1280,
+        "intermediate_size": 3420, "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
+        "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}}})";
+
 }  // namespace headroom::test_support

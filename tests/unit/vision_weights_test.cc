@@ -531,17 +531,7 @@ TEST(VisionWeights, Gemma3nCountsItsTowersFromTheConfig) {
 }
 
 TEST(VisionWeights, Qwen25OmniLoadsItsWhisperStyleAudioEncoder) {
-  auto m = parse_model_config_text(R"({"architectures": ["Qwen2_5OmniModel"], "model_type": "qwen2_5_omni",
-    "thinker_config": {"model_type": "qwen2_5_omni_thinker", "torch_dtype": "bfloat16",
-      "audio_config": {"model_type": "qwen2_5_omni_audio_encoder", "d_model": 1280, "encoder_layers": 32,
-        "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "output_dim": 3584, "num_mel_bins": 128, "n_window": 100},
-      "text_config": {"model_type": "qwen2_5_omni_text", "hidden_size": 3584, "intermediate_size": 18944,
-        "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "vocab_size": 152064,
-        "max_position_embeddings": 32768, "rope_theta": 1000000.0, "tie_word_embeddings": false},
-      "vision_config": {"model_type": "qwen2_5_omni_vision_encoder", "depth": 32, "hidden_size": 1280,
-        "intermediate_size": 3420, "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
-        "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_qwen2_5_omni_7b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->hidden_size, 3584);
   const WeightsInventory inv = synthesize_weights(*m);
