@@ -331,6 +331,12 @@ bool not_loaded(std::string_view name, const ModelSpec& model, const WeightPlan&
   // speech decoder's weights.
   if (name.starts_with("talker.") || name.starts_with("code2wav.") || name.starts_with("token2wav.")) return true;
   if (model.architecture == "Phi4MMForCausalLM" && phi4mm_not_loaded(name, model)) return true;
+  // Ultravox: a Whisper checkpoint's decoder and proj_out are not loaded (ultravox.py's
+  // hf_to_vllm_mapper maps only audio_tower.model.encoder.).
+  if (model.architecture == "UltravoxModel" &&
+      ((name.starts_with("audio_tower.model.") && !name.starts_with("audio_tower.model.encoder.")) ||
+       name.starts_with("audio_tower.proj_out.")))
+    return true;
   // MiniCPM-o's speech decoder: minicpmo.py loads with AutoWeightsLoader(skip_prefixes=["tts"]).
   if (model.architecture == "MiniCPMO" && name.starts_with("tts.")) return true;
   // Text-only mode: every modality limited to 0 (or --language-model-only) from v0.10.1 on, the

@@ -140,11 +140,17 @@ std::optional<ModelSpec> model_detail::linked_repo_shell(const nlohmann::json& c
 
 Result<ModelSpec> model_detail::read_linked_repos(const ModelSpec& shell, const ModelLoadOptions& options) {
   nlohmann::json merged = shell.raw_config;
-  // Exact only when the repo's own checkpoint and every linked one were read.
+  // Exact only when the repo's own checkpoint and every linked one were read. The own checkpoint's
+  // Whisper encoder, where it holds one, goes through the same mapper (audio_tower.model.encoder.
+  // to audio_tower.), so that the linked copy of a tensor is not counted twice.
   std::optional<WeightsInventory> weights = shell.weights && shell.weights->exact ? shell.weights : std::nullopt;
   std::unordered_set<std::string> names;
   if (weights)
-    for (const auto& t : weights->tensors) names.insert(t.name);
+    for (auto& t : weights->tensors) {
+      if (t.name.starts_with("audio_tower.model.encoder."))
+        t.name = "audio_tower." + t.name.substr(std::string_view("audio_tower.model.encoder.").size());
+      names.insert(t.name);
+    }
   std::vector<ModelSpec::LinkedRepo> read;
   for (const auto& linked : shell.linked_repos) {
     const LinkSpec& link = linked.key == "text_model_id" ? k_links[0] : k_links[1];

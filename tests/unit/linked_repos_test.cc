@@ -112,6 +112,22 @@ TEST(LinkedRepos, AnUnreadableLinkedRepoIsAnErrorThatSaysWhatToDo) {
   EXPECT_NE(m.error().message.find("holds text_config itself"), std::string::npos) << m.error().message;
 }
 
+// A repo whose own checkpoint also holds the Whisper encoder (audio_tower.model.encoder.*, as
+// ultravox.py's mapper reads it): each tensor is loaded once.
+TEST(LinkedRepos, AnEncoderTensorTheRepoAlsoHoldsIsCountedOnce) {
+  TempDir dir;
+  auto own = k_projector;
+  own.push_back({"audio_tower.model.encoder.layers.0.fc1.weight", 80});
+  cache_repo(dir.path(), "models--fixie-test--ultravox", k_ultravox, own);
+  cache_repo(dir.path(), "models--test-org--llama-tiny", k_llama, k_llama_tensors);
+  cache_repo(dir.path(), "models--test-org--whisper-tiny", k_whisper, k_whisper_tensors);
+  ModelLoadOptions opts;
+  opts.hf_hub_cache = dir.path().string();
+  auto m = load_model("fixie-test/ultravox", opts);
+  ASSERT_TRUE(m) << m.error().to_string();
+  expect_composed(*m);
+}
+
 // A config that holds text_config and audio_config itself is read as before, ids or not.
 TEST(LinkedRepos, AConfigHoldingBothConfigsReadsNoOtherRepo) {
   TempDir dir;

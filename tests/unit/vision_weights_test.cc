@@ -660,6 +660,28 @@ TEST(VisionWeights, UltravoxAndVoxtralCountTheirWhisperEncoders) {
   }
 }
 
+// Ultravox checkpoints that hold the whole Whisper model: ultravox.py's hf_to_vllm_mapper keeps
+// audio_tower.model.encoder. (as audio_tower.) and drops the decoder and proj_out, so they add
+// nothing; with audio limited to 0 (v0.15 on) the projector goes with the tower
+// (_mark_tower_model(vllm_config, "audio") holds both).
+TEST(VisionWeights, UltravoxLoadsNoWhisperDecoderAndDropsItsProjectorWithTheTower) {
+  auto m = parse_model_config_text(R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8,
+    "audio_config": {"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
+      "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072}})",
+                                   "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  WeightsInventory inv = synthesize_weights(*m);
+  engine::WeightPlan plan;
+  const Bytes loaded = engine::stage_weights(*m, inv, plan).front().bytes;
+  inv.tensors.push_back(TensorInfo{"audio_tower.model.decoder.layers.0.fc1.weight", "BF16", {5120, 1280}, 2LL * 5120 * 1280});
+  inv.tensors.push_back(TensorInfo{"audio_tower.proj_out.weight", "BF16", {51866, 1280}, 2LL * 51866 * 1280});
+  EXPECT_EQ(engine::stage_weights(*m, inv, plan).front().bytes, loaded);
+  plan.skip_audio_tower = true;
+  EXPECT_EQ(loaded - engine::stage_weights(*m, inv, plan).front().bytes, (636968960 + 50345984) * Bytes{2});
+}
+
 // A GLM-4.1V-9B-shaped vision_config (hidden 1536, 24 blocks, out_hidden_size 4096, intermediate
 // 13696, 336-pixel images of 14-pixel patches, attention_bias false). transformers' Glm4vVisionModel
 // and vLLM's glm4_1v.py build: the position table 576 x 1536 (884,736); the Conv3d 3 x 2 x 14 x 14 ->
