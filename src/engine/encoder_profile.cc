@@ -685,7 +685,7 @@ EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, c
   EncoderProfile p;
   const AudioConfig& a = *model.audio;
   const std::int64_t positions = a.max_source_positions > 0 ? a.max_source_positions : 1500;
-  const std::int64_t per_chunk = positions / 4;
+  const std::int64_t per_chunk = std::max<std::int64_t>(1, positions / 4);  // a hostile max_source_positions < 4 too
   const std::int64_t chunks = std::max<std::int64_t>(1, (s.max_model_len + per_chunk - 1) / per_chunk);
   p.item.modality = "audio";
   p.item.patches = chunks * positions;

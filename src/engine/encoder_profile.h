@@ -58,9 +58,9 @@ struct EncoderDevice {
 EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& settings,
                                const VllmVersion& version, double dtype_bytes, const EncoderDevice& device);
 
-// Whether headroom sizes the audio encoder's pass where vLLM profiles it on this version:
-// Qwen2-Audio's, Ultravox's (from v0.11) and Voxtral's (from v0.15) dummy clips (encoder_profile sizes them) and Gemma 4's,
-// a few milliseconds long (nothing to size).
+// Whether headroom sizes the audio encoder's pass where vLLM profiles it on this version: the
+// dummy clips of Qwen2-Audio, Qwen2.5-Omni, Ultravox (from v0.11) and Voxtral (from v0.15), which
+// encoder_profile sizes, and Gemma 4's, a few milliseconds long (nothing to size).
 bool audio_pass_sized(const ModelSpec& model, const VllmVersion& version);
 
 // The largest item vLLM budgets for the tower, what compute_mm_encoder_budget compares with

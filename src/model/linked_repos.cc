@@ -173,7 +173,6 @@ Result<ModelSpec> model_detail::read_linked_repos(const ModelSpec& shell, const 
   spec.location = shell.location;
   spec.revision = shell.revision;
   spec.tokenizer_model_max_length = shell.tokenizer_model_max_length;
-  spec.raw_config = shell.raw_config;
   if (options.on_note) {
     std::string text = "the config names the models vLLM builds " + spec.architecture + " from by repo id; read ";
     for (std::size_t i = 0; i < read.size(); ++i)

@@ -1373,9 +1373,10 @@ void add_ultravox_projector(Builder& b, const ModelSpec& m) {
   else b.dense("multi_modal_projector.ln_post.weight", {m.hidden_size});
 }
 
-// Voxtral's adapter (voxtral.py VoxtralMultiModalProjector, transformers' the same): linear_1 from
-// the encoder's intermediate_size (four frames of d_model stacked) to the language model's width,
-// GELU, linear_2 at that width; neither biased.
+// Voxtral's adapter (voxtral.py AudioLanguageAdapter, w_in and w_out; laid out under the names of
+// transformers' VoxtralMultiModalProjector, linear_1 and linear_2): from the encoder's
+// intermediate_size (d_model x downsample_factor 4, four frames stacked) to the language model's
+// width, GELU, then at that width; neither biased.
 void add_voxtral_projector(Builder& b, const ModelSpec& m) {
   const std::int64_t in = m.audio->ffn > 0 ? m.audio->ffn : 4 * static_cast<std::int64_t>(m.audio->d_model);
   linear_bias(b, "multi_modal_projector.linear_1", m.hidden_size, in, false);

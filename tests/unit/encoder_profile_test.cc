@@ -125,6 +125,9 @@ TEST(EncoderProfile, VoxtralEncodesEveryChunkOfItsMaxModelLenDummyAtOnce) {
   EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 15, 0}));
   EXPECT_EQ(engine::encoder_profile(*m, {}, settings(2048, 256, 32768), {0, 14, 0}, 2.0, {}).items, 0);
   EXPECT_FALSE(engine::audio_pass_sized(*m, {0, 14, 0}));
+  // A hostile config's 3 positions per chunk (under the 4 x downsampling) sizes a pass, no division by zero.
+  m->audio->max_source_positions = 3;
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(2048, 256, 32768), {0, 15, 0}, 2.0, {}).items, 1);
 }
 
 // Qwen2.5-Omni with images and video limited to 0: vLLM profiles the audio encoder on the thinker's
