@@ -422,6 +422,29 @@ json to_config(const json& line) {
   return config;
 }
 
+// The config.json-shaped object of a line: its supplement's whole config, or the line's facts
+// with a partial supplement filled in.
+json config_of_line(const json& line, const json* supplement, bool whole) {
+  json config = whole ? (*supplement)["config"] : to_config(line);
+  // A line given a quantization its config lacks (catalog_model_by_name's guess from a repo's
+  // name, on a line taken as its base) keeps it.
+  if (whole && !config.contains("quantization_config") && !is_null_or_missing(line, "quantization_config"))
+    config["quantization_config"] = line["quantization_config"];
+  if (supplement && !whole) {
+    // Supplements keep config.json's nesting. A catalogue line without text_model_type holds the
+    // text model's keys at the top level, so a supplement's text_config is flattened to match.
+    json extra = (*supplement)["config"];
+    if (!(config.contains("text_config") && config["text_config"].is_object()) && extra.contains("text_config") &&
+        extra["text_config"].is_object()) {
+      json text = std::move(extra["text_config"]);
+      extra.erase("text_config");
+      fill_missing(extra, text);
+    }
+    fill_missing(config, extra);
+  }
+  return config;
+}
+
 }  // namespace
 
 namespace model_detail {
@@ -431,6 +454,19 @@ const json* find_catalog_line(std::string_view id) { return catalog_lines().find
 }  // namespace model_detail
 
 std::vector<std::string> catalog_model_ids() { return catalog_lines().ids(); }
+
+// The config.json-shaped object of the catalogue's line for `id`, for a repo another repo's config
+// names (Ultravox's text_model_id); nullopt when the catalogue lacks the id, holds no architecture
+// for it, or would only guess its quantization (a guess must be labelled, which a bare config
+// cannot carry).
+std::optional<nlohmann::json> model_detail::catalog_config_json(std::string_view id) {
+  const json* line = find_catalog_line(id);
+  if (!line) return std::nullopt;
+  const json* supplement = config_supplement((*line)["hf_id"].get<std::string>());
+  if (line->value("source_quality", "").rfind("no config.json captured", 0) == 0 && !supplement) return std::nullopt;
+  if (!is_null_or_missing(*line, "quantization_config") && !quantization_read(*line)) return std::nullopt;
+  return config_of_line(*line, supplement, supplement != nullptr && supplement->value("whole_config", false));
+}
 
 // The ModelSpec of one catalogue line (catalog_model, once found).
 Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
@@ -453,23 +489,7 @@ Result<ModelSpec> model_detail::spec_of_catalog_line(const json* line) {
   // A supplement marked whole_config is a copy of the repo's own config.json (lines added from
   // one): it is read as the Hub's file would be, and the line's summary is for listings only.
   const bool whole = supplement != nullptr && supplement->value("whole_config", false);
-  json config = whole ? (*supplement)["config"] : to_config(*line);
-  // A line given a quantization its config lacks (catalog_model_by_name's guess from a repo's
-  // name, on a line taken as its base) keeps it.
-  if (whole && !config.contains("quantization_config") && !is_null_or_missing(*line, "quantization_config"))
-    config["quantization_config"] = (*line)["quantization_config"];
-  if (supplement && !whole) {
-    // Supplements keep config.json's nesting. A catalogue line without text_model_type holds the
-    // text model's keys at the top level, so a supplement's text_config is flattened to match.
-    json extra = (*supplement)["config"];
-    if (!(config.contains("text_config") && config["text_config"].is_object()) && extra.contains("text_config") &&
-        extra["text_config"].is_object()) {
-      json text = std::move(extra["text_config"]);
-      extra.erase("text_config");
-      fill_missing(extra, text);
-    }
-    fill_missing(config, extra);
-  }
+  json config = config_of_line(*line, supplement, whole);
   auto spec = model_detail::parse_config(config, where, nullptr);
   if (!spec) {
     // Partial copies (a truncated excerpt) lack a field the model cannot do without.

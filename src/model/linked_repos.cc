@@ -86,10 +86,19 @@ Result<LinkedFiles> read_linked(const std::string& repo, const LinkSpec& link, c
     HR_TRY(weights, read_safetensors_dir(snap));
     return LinkedFiles{std::move(config), std::move(weights), "the Hugging Face cache"};
   }
-  if (options.hub == nullptr || !hub::is_repo_id(repo)) return cannot("it is not in the Hugging Face cache");
+  // The built-in catalogue stands in for a language model the Hub would not give (gated without a
+  // token, unreachable, offline), with a note; its weights are then laid out from the config.
+  auto from_catalogue = [&](const std::string& why) -> Result<LinkedFiles> {
+    std::optional<nlohmann::json> line;
+    if (options.use_catalog && std::string_view(link.key) == "text_model_id") line = model_detail::catalog_config_json(repo);
+    if (!line) return cannot(why);
+    if (options.on_note) options.on_note(repo + " (" + link.key + "): " + why + "; using the built-in catalogue's line for it");
+    return LinkedFiles{std::move(*line), std::nullopt, "the built-in catalogue"};
+  };
+  if (options.hub == nullptr || !hub::is_repo_id(repo)) return from_catalogue("it is not in the Hugging Face cache");
   auto snap = hub_snapshot(repo, options);
-  if (!snap) return cannot(snap.error().message);
-  if (!*snap) return cannot("it is in neither the Hugging Face cache nor headroom's Hub cache (offline)");
+  if (!snap) return from_catalogue(snap.error().message);
+  if (!*snap) return from_catalogue("it is in neither the Hugging Face cache nor headroom's Hub cache (offline)");
   auto config = (*snap)->json_files.find("config.json");
   if (config == (*snap)->json_files.end()) return cannot("the repo has no config.json");
   HR_TRY(json, util::parse_json(config->second, repo + "/config.json"));

@@ -26,6 +26,10 @@ std::optional<ModelSpec> linked_repo_shell(const nlohmann::json& config);
 // config (text_config, audio_config) and their weights added as vLLM loads them.
 Result<ModelSpec> read_linked_repos(const ModelSpec& shell, const ModelLoadOptions& options);
 
+// The config.json-shaped object of the catalogue's line for `id` (catalog.cc), nullopt when it has
+// none to give.
+std::optional<nlohmann::json> catalog_config_json(std::string_view id);
+
 // The Hugging Face cache folder load_model reads, and the snapshot folder of `id` in it ("" when
 // not cached).
 std::string hub_cache_dir(const ModelLoadOptions& options);

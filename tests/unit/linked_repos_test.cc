@@ -112,6 +112,33 @@ TEST(LinkedRepos, AnUnreadableLinkedRepoIsAnErrorThatSaysWhatToDo) {
   EXPECT_NE(m.error().message.find("holds text_config itself"), std::string::npos) << m.error().message;
 }
 
+// A language model the Hub would not give (here: not cached, offline) that the built-in catalogue
+// holds is taken from its line, with a note; the weights are then laid out from the configs. The
+// release configs name meta-llama/Meta-Llama-3.1-8B-Instruct, a gated repo.
+TEST(LinkedRepos, TheCatalogueStandsInForALanguageModelTheHubWouldNotGive) {
+  TempDir dir;
+  std::string config = k_ultravox;
+  config.replace(config.find("test-org/llama-tiny"), std::string("test-org/llama-tiny").size(), "meta-llama/Meta-Llama-3.1-8B-Instruct");
+  cache_repo(dir.path(), "models--fixie-test--ultravox", config, k_projector);
+  cache_repo(dir.path(), "models--test-org--whisper-tiny", k_whisper, k_whisper_tensors);
+  ModelLoadOptions opts;
+  opts.hf_hub_cache = dir.path().string();
+  std::vector<std::string> notes;
+  opts.on_note = [&](const std::string& n) { notes.push_back(n); };
+  auto m = load_model("fixie-test/ultravox", opts);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->num_layers, 32);
+  EXPECT_EQ(m->hidden_size, 4096);
+  ASSERT_TRUE(m->audio);
+  EXPECT_FALSE(m->weights);
+  ASSERT_EQ(m->linked_repos.size(), 2u);
+  EXPECT_EQ(m->linked_repos[0].source, "the built-in catalogue");
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("using the built-in catalogue's line for it"), std::string::npos) << notes[0];
+  opts.use_catalog = false;
+  EXPECT_FALSE(load_model("fixie-test/ultravox", opts));
+}
+
 // A repo whose own checkpoint also holds the Whisper encoder (audio_tower.model.encoder.*, as
 // ultravox.py's mapper reads it): each tensor is loaded once.
 TEST(LinkedRepos, AnEncoderTensorTheRepoAlsoHoldsIsCountedOnce) {
