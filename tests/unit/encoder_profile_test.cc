@@ -80,13 +80,7 @@ TEST(EncoderProfile, Qwen2AudioProfilesItsDummy30SecondClips) {
 // output and GELU for 16 chunks, and a second item adds its mel features and embeddings but not a
 // second batch of activations.
 TEST(EncoderProfile, UltravoxProfilesSixteenChunksAtATime) {
-  auto m = parse_model_config_text(R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8,
-    "hidden_size": 4096, "projector_ln_mid": true,
-    "audio_config": {"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
-      "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500},
-    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_ultravox_v05_8b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   const auto one = engine::encoder_profile(*m, {}, settings(2048), {0, 11, 0}, 2.0, {});
   expect_audio_batch(one, 3008, 24000, 3008, 1);

@@ -67,6 +67,19 @@ void cache_repo(const fs::path& hub, const std::string& dir, const std::string& 
   write_bytes(snap / "model.safetensors", safetensors(header_of(tensors), static_cast<std::size_t>(total_of(tensors))));
 }
 
+// The release repo (its projector, and `own_extra` beside it) and the two repos it names, in the
+// Hugging Face cache under `hub`; options that read that cache.
+ModelLoadOptions cache_release(const fs::path& hub, const std::vector<std::pair<std::string, int>>& own_extra = {}) {
+  auto own = k_projector;
+  own.insert(own.end(), own_extra.begin(), own_extra.end());
+  cache_repo(hub, "models--fixie-test--ultravox", k_ultravox, own);
+  cache_repo(hub, "models--test-org--llama-tiny", k_llama, k_llama_tensors);
+  cache_repo(hub, "models--test-org--whisper-tiny", k_whisper, k_whisper_tensors);
+  ModelLoadOptions opts;
+  opts.hf_hub_cache = hub.string();
+  return opts;
+}
+
 void expect_composed(const ModelSpec& m) {
   EXPECT_EQ(m.architecture, "UltravoxModel");
   EXPECT_EQ(m.num_layers, 2);
@@ -86,12 +99,7 @@ void expect_composed(const ModelSpec& m) {
 
 TEST(LinkedRepos, UltravoxReadsItsLanguageAndAudioModelsFromTheHuggingFaceCache) {
   TempDir dir;
-  cache_repo(dir.path(), "models--fixie-test--ultravox", k_ultravox, k_projector);
-  cache_repo(dir.path(), "models--test-org--llama-tiny", k_llama, k_llama_tensors);
-  cache_repo(dir.path(), "models--test-org--whisper-tiny", k_whisper, k_whisper_tensors);
-  ModelLoadOptions opts;
-  opts.hf_hub_cache = dir.path().string();
-  auto m = load_model("fixie-test/ultravox", opts);
+  auto m = load_model("fixie-test/ultravox", cache_release(dir.path()));
   ASSERT_TRUE(m) << m.error().to_string();
   expect_composed(*m);
   EXPECT_EQ(m->linked_repos[0].key, "text_model_id");
@@ -143,14 +151,7 @@ TEST(LinkedRepos, TheCatalogueStandsInForALanguageModelTheHubWouldNotGive) {
 // ultravox.py's mapper reads it): each tensor is loaded once.
 TEST(LinkedRepos, AnEncoderTensorTheRepoAlsoHoldsIsCountedOnce) {
   TempDir dir;
-  auto own = k_projector;
-  own.push_back({"audio_tower.model.encoder.layers.0.fc1.weight", 80});
-  cache_repo(dir.path(), "models--fixie-test--ultravox", k_ultravox, own);
-  cache_repo(dir.path(), "models--test-org--llama-tiny", k_llama, k_llama_tensors);
-  cache_repo(dir.path(), "models--test-org--whisper-tiny", k_whisper, k_whisper_tensors);
-  ModelLoadOptions opts;
-  opts.hf_hub_cache = dir.path().string();
-  auto m = load_model("fixie-test/ultravox", opts);
+  auto m = load_model("fixie-test/ultravox", cache_release(dir.path(), {{"audio_tower.model.encoder.layers.0.fc1.weight", 80}}));
   ASSERT_TRUE(m) << m.error().to_string();
   expect_composed(*m);
 }

@@ -145,6 +145,16 @@ inline constexpr const char* k_qwen2_audio_7b = R"({"architectures": ["Qwen2Audi
       "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 156032,
       "max_position_embeddings": 8192, "tie_word_embeddings": false, "torch_dtype": "bfloat16"}, "torch_dtype": "bfloat16"})";
 
+// An Ultravox v0.5 8B config with its sub-configs written out (the releases name them by id):
+// Whisper-large-v3-turbo's encoder (32 layers of 1,280, FFN 5,120), stack_factor 8, the projector
+// of hidden_size 4,096 with projector_ln_mid, and Llama-3.1-8B's language model.
+inline constexpr const char* k_ultravox_v05_8b = R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8,
+    "hidden_size": 4096, "projector_ln_mid": true,
+    "audio_config": {"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
+      "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500},
+    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072}})";
+
 // Qwen2.5-Omni-7B's config: the thinker_config's audio, text and vision settings as its release
 // writes them.
 inline constexpr const char* k_qwen2_5_omni_7b = R"({"architectures": ["Qwen2_5OmniModel"], "model_type": "qwen2_5_omni",

@@ -665,12 +665,7 @@ TEST(VisionWeights, UltravoxAndVoxtralCountTheirWhisperEncoders) {
 // nothing; with audio limited to 0 (v0.15 on) the projector goes with the tower
 // (_mark_tower_model(vllm_config, "audio") holds both).
 TEST(VisionWeights, UltravoxLoadsNoWhisperDecoderAndDropsItsProjectorWithTheTower) {
-  auto m = parse_model_config_text(R"({"architectures": ["UltravoxModel"], "model_type": "ultravox", "stack_factor": 8,
-    "audio_config": {"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
-      "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500},
-    "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072}})",
-                                   "config.json");
+  auto m = parse_model_config_text(test_support::k_ultravox_v05_8b, "config.json");
   ASSERT_TRUE(m) << m.error().message;
   WeightsInventory inv = synthesize_weights(*m);
   engine::WeightPlan plan;
@@ -679,7 +674,7 @@ TEST(VisionWeights, UltravoxLoadsNoWhisperDecoderAndDropsItsProjectorWithTheTowe
   inv.tensors.push_back(TensorInfo{"audio_tower.proj_out.weight", "BF16", {51866, 1280}, 2LL * 51866 * 1280});
   EXPECT_EQ(engine::stage_weights(*m, inv, plan).front().bytes, loaded);
   plan.skip_audio_tower = true;
-  EXPECT_EQ(loaded - engine::stage_weights(*m, inv, plan).front().bytes, (636968960 + 50345984) * Bytes{2});
+  EXPECT_EQ(loaded - engine::stage_weights(*m, inv, plan).front().bytes, (636968960 + 50343936) * Bytes{2});
 }
 
 // A GLM-4.1V-9B-shaped vision_config (hidden 1536, 24 blocks, out_hidden_size 4096, intermediate
