@@ -160,6 +160,10 @@ Result<std::string> resolve_revision(const std::string& repo, const HubSettings&
 // repo without safetensors files (weights then come from the architecture).
 Result<ModelSpec> model_from_snapshot(const HubSnapshot& snapshot, std::vector<std::string>& notes);
 
+// The exact weights inventory of a snapshot's shard headers (every tensor, in the index's order);
+// empty when the repo has no safetensors shards.
+WeightsInventory shard_inventory(const HubSnapshot& snapshot);
+
 // The snapshot `repo` at settings.revision, as load_hub_model reads it (cache, Hub, cache again),
 // and the cache's alone (offline; nullopt when absent): for a repo another repo's config names
 // (Ultravox's text_model_id and audio_model_id), whose files are read, not modelled.

@@ -53,6 +53,19 @@ bool has_suffix_file(const std::vector<std::string>& files, std::string_view suf
 
 }  // namespace
 
+WeightsInventory shard_inventory(const HubSnapshot& snap) {
+  WeightsInventory inv;
+  inv.exact = true;
+  inv.file_count = static_cast<int>(snap.shards.size());
+  for (const auto& shard : snap.shards) {
+    for (const auto& t : shard.tensors) {
+      inv.total_bytes += t.bytes;
+      inv.tensors.push_back(t);
+    }
+  }
+  return inv;
+}
+
 Result<ModelSpec> model_from_snapshot(const HubSnapshot& snap, std::vector<std::string>& notes) {
   const std::string at = snap.repo + "@" + snap.sha.substr(0, 7) + "/";
   Result<ModelSpec> spec = make_error(ErrorCode::internal, "unset");
@@ -103,16 +116,7 @@ Result<ModelSpec> model_from_snapshot(const HubSnapshot& snap, std::vector<std::
                                 snap.repo, kind));
     return spec;
   }
-  WeightsInventory inv;
-  inv.exact = true;
-  inv.file_count = static_cast<int>(snap.shards.size());
-  for (const auto& shard : snap.shards) {
-    for (const auto& t : shard.tensors) {
-      inv.total_bytes += t.bytes;
-      inv.tensors.push_back(t);
-    }
-  }
-  spec->weights = std::move(inv);
+  spec->weights = shard_inventory(snap);
   return spec;
 }
 

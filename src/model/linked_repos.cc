@@ -56,16 +56,7 @@ Result<std::optional<hub::HubSnapshot>> hub_snapshot(const std::string& repo, co
 
 LinkedFiles from_snapshot(const hub::HubSnapshot& snap, nlohmann::json config, const ModelLoadOptions& options) {
   LinkedFiles out{std::move(config), std::nullopt, options.hub->offline ? "headroom's Hub cache" : "the Hub"};
-  if (snap.shards.empty()) return out;
-  WeightsInventory inv;
-  inv.exact = true;
-  inv.file_count = static_cast<int>(snap.shards.size());
-  for (const auto& shard : snap.shards)
-    for (const auto& t : shard.tensors) {
-      inv.total_bytes += t.bytes;
-      inv.tensors.push_back(t);
-    }
-  out.weights = std::move(inv);
+  if (!snap.shards.empty()) out.weights = hub::shard_inventory(snap);
   return out;
 }
 
