@@ -159,12 +159,13 @@ TEST(ModelCatalog, EveryLineParsesOrGivesTheClearError) {
   EXPECT_TRUE(other.empty()) << other.front();
   // One line without architecture facts: TheBloke/llava-v1.5-13B-AWQ, the original LLaVA layout
   // (LlavaLlamaForCausalLM), which vLLM does not register either. The three lines without facts and
-  // the seven partial copies before data/config_supplements.jsonl now load with its values. Three
-  // lines of the fifth pass are excerpts that stop before a field the model needs (DeepSeek-V2.5 and
-  // Coder-V2-Lite-Instruct: vocab_size; see the catalogue's notes) and name it.
+  // the seven partial copies before data/config_supplements.jsonl now load with its values, as do
+  // DeepSeek-V2.5 and Coder-V2-Lite-Instruct, whose excerpts stopped before vocab_size (DeepSeek's
+  // converter configs give it). One line of the fifth pass is an excerpt that stops before a field
+  // the model needs (granite-4.0-micro: num_hidden_layers) and names it.
   EXPECT_EQ(no_architecture, 1);
-  EXPECT_EQ(incomplete, 3);
-  EXPECT_EQ(parsed, 253);  // 235, the 17 lines added from whole configs and Qwen3-Embedding-0.6B
+  EXPECT_EQ(incomplete, 1);
+  EXPECT_EQ(parsed, 255);  // 235, the 17 lines added from whole configs, Qwen3-Embedding-0.6B, 2 DeepSeek
 }
 
 // data/config_supplements.jsonl fills what a line's source left out, from the config.json copies and
@@ -180,6 +181,18 @@ TEST(ModelCatalog, SupplementsFillWhatTheSourceLeftOut) {
   EXPECT_EQ(llama->num_kv_heads, 8);
   EXPECT_EQ(llama->vocab_size, 128256);
   EXPECT_EQ(llama->max_position_embeddings, 131072);
+
+  // DeepSeek-V2.5's excerpt stopped at routed_scaling_factor; DeepSeek's config_236B.json gives the
+  // vocabulary and the value head width (MLA: the KV cache is kv_lora_rank + qk_rope_head_dim).
+  auto v25 = catalog_model("deepseek-ai/DeepSeek-V2.5");
+  ASSERT_TRUE(v25) << v25.error().to_string();
+  EXPECT_EQ(v25->vocab_size, 102400);
+  EXPECT_EQ(v25->num_layers, 60);
+  ASSERT_TRUE(v25->mla);
+  EXPECT_EQ(v25->mla->v_head_dim, 128);
+  auto lite = catalog_model("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct");
+  ASSERT_TRUE(lite) << lite.error().to_string();
+  EXPECT_EQ(lite->vocab_size, 102400);
 
   // llava-1.5's text_config writes only vocabulary and context; transformers fills the rest from
   // LlamaConfig's defaults (Llama-2-7B's sizes, multi-head attention).
