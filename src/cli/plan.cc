@@ -12,6 +12,7 @@
 #include "headroom/history.h"
 #include "headroom/plan.h"
 #include "headroom/plan_render.h"
+#include "headroom/vllm_config.h"
 #include "util/strings.h"
 
 namespace headroom::cli {
@@ -31,9 +32,14 @@ MODEL: a folder with config.json, a config.json path, or a Hugging Face id, read
 Hugging Face cache, headroom's Hub cache or the Hub itself, else the built-in catalogue.
 After --, a vllm serve command (or a pasted LLM(...) call) gives the model and starts the search
 from its flags: --max-model-len as --context, TP x PP x DP as --gpus, an fp8 --kv-cache-dtype as
---allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win. --performance-mode
-and the multimodal flags (--limit-mm-per-prompt, --mm-processor-kwargs, --mm-encoder-tp-mode,
---language-model-only, --skip-mm-profiling) are kept as given in every configuration.
+--allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win.
+
+Kept as given in every configuration (as options, or from a pasted command when none is given):
+  --performance-mode MODE, --limit-mm-per-prompt JSON, --mm-processor-kwargs JSON,
+  --mm-encoder-tp-mode MODE, --language-model-only, --skip-mm-profiling
+                        vLLM's flags, in vLLM's spelling: e.g. a vision-language model planned
+                        for two 1024x1024 images a prompt: --limit-mm-per-prompt
+                        '{"image": {"count": 2, "width": 1024, "height": 1024}, "video": 0}'
 
 GPUs:
   --gpu NAME            GPU model from the catalogue (default: the live GPUs of this host); a
@@ -84,7 +90,8 @@ struct PlanOptions {
   std::optional<double> margin_gib;
   int concurrency = 1;
   bool allow_fp8_kv = false, allow_eager = false, no_history = false;
-  KeptFlags kept;  // a pasted command's flags every configuration keeps (plan_hints)
+  KeptFlags kept;  // the flags every configuration keeps: given as options, else a pasted command's
+  std::vector<std::string> kept_args;  // those options as given, in vLLM's command-line form
   std::vector<std::string> read_from_command;  // what the pasted command contributed
 };
 
@@ -104,6 +111,23 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--format", o.format_text);
   app.add_option("--color", o.color_text);
   add_hub_options(app, o.hub, RevisionOption::include);
+  // vLLM's flags that every configuration keeps, collected in vLLM's form for its own parser.
+  for (const char* name : {"--performance-mode", "--limit-mm-per-prompt", "--mm-processor-kwargs", "--mm-encoder-tp-mode"})
+    app.add_option_function<std::string>(name, [&o, name](const std::string& value) {
+      o.kept_args.insert(o.kept_args.end(), {name, value});
+    });
+  for (const char* name : {"--language-model-only", "--skip-mm-profiling"})
+    app.add_flag_callback(name, [&o, name] { o.kept_args.emplace_back(name); });
+}
+
+// The kept flags given as options, read by the parser `check` uses for vLLM's flags, so their
+// values are checked the same way (malformed JSON, an unknown mode). Returns an exit code on error.
+std::optional<int> apply_kept_options(PlanOptions& o) {
+  if (o.kept_args.empty()) return std::nullopt;
+  auto parsed = parse_vllm_command(o.kept_args);
+  if (!parsed) return print_error(parsed.error()), k_exit_usage;
+  o.kept = KeptFlags::from(parsed->flags);
+  return std::nullopt;
 }
 
 // `plan [options] -- vllm serve MODEL [flags]` (or a pasted LLM(...) call): the command's model,
@@ -124,12 +148,13 @@ std::optional<int> apply_pasted_command(const Args& command_args, PlanOptions& o
   given.context_tokens = o.context;
   given.allow_fp8_kv = o.allow_fp8_kv;
   given.allow_eager = o.allow_eager;
+  given.kept = o.kept;
   const CommandHints hints = plan_hints(cmd->flags, given, o.target.gpus > 0 || o.gpus_per_node.has_value());
   if (hints.context) o.context = hints.context;
   if (hints.gpus > 0) o.target.gpus = hints.gpus;
   o.allow_fp8_kv = o.allow_fp8_kv || hints.allow_fp8_kv;
   o.allow_eager = o.allow_eager || hints.allow_eager;
-  o.kept = hints.kept;
+  if (!hints.kept.empty()) o.kept = hints.kept;
   o.read_from_command = hints.taken;
   if (!o.read_from_command.empty() || cmd->flags.gpu_memory_utilization || cmd->flags.max_num_seqs)
     o.read_from_command.push_back("the plan chooses the other settings itself");
@@ -208,6 +233,7 @@ int run_plan(const Args& args) {
   }
   if (auto rc = parse_or_exit(app, own, "plan")) return *rc;
   if (auto counted = apply_gpu_count(o.target); !counted) return print_error(counted.error()), k_exit_usage;
+  if (auto rc = apply_kept_options(o)) return *rc;
   if (!command_args.empty())
     if (auto rc = apply_pasted_command(command_args, o)) return *rc;
   auto format = parse_format(o.format_text);

@@ -83,5 +83,23 @@ grep -q "from the command: requests up to 16384 tokens (--max-model-len); 2 GPUs
   { echo "FAIL plan-from-command note: $(cat "$cmd_err")"; failures=$((failures + 1)); }
 rm -f "$cmd_err"
 
+# The flags every configuration keeps, given as plan's own options: each rendering carries them as
+# given, and they win over a pasted command's.
+limits='{"image": {"count": 2, "width": 1024, "height": 1024}, "video": 0}'
+out="$("$bin" plan Qwen/Qwen2.5-VL-7B-Instruct --gpu L4 --vllm-version 0.19.0 --color never --offline \
+  --limit-mm-per-prompt "$limits" --mm-encoder-tp-mode data 2>/dev/null)"
+printf '%s\n' "$out" | grep -q -- "--limit-mm-per-prompt '{\"image\":{\"count\":2,\"height\":1024,\"width\":1024},\"video\":0}'" ||
+  { echo "FAIL plan-kept-option: no limit in the command: $out"; failures=$((failures + 1)); }
+printf '%s\n' "$out" | grep -q -- "--mm-encoder-tp-mode data" ||
+  { echo "FAIL plan-kept-option: no encoder TP mode in the command"; failures=$((failures + 1)); }
+out="$("$bin" plan --gpu L4 --vllm-version 0.19.0 --color never --offline --limit-mm-per-prompt '{"image": 1}' \
+  -- vllm serve Qwen/Qwen2.5-VL-7B-Instruct --limit-mm-per-prompt '{"image": 0, "video": 0}' 2>/dev/null)"
+printf '%s\n' "$out" | grep -q -- "--limit-mm-per-prompt '{\"image\":1}'" && ! printf '%s\n' "$out" | grep -q '"video":0' ||
+  { echo "FAIL plan-kept-option-wins: $out"; failures=$((failures + 1)); }
+check_error kept-bad-json "headroom: error: --limit-mm-per-prompt: not a JSON object in '{bad' (expected e.g. '{\"image\": 0, \"video\": 0}')" \
+  Qwen/Qwen2.5-VL-7B-Instruct --gpu L4 --offline --limit-mm-per-prompt '{bad'
+check_error kept-bad-mode "headroom: error: --performance-mode: invalid choice: 'fast' (choose from 'balanced', 'interactivity', 'throughput')" \
+  Qwen/Qwen3-4B-Instruct-2507 --gpu L4 --offline --performance-mode fast
+
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "plan: all checks passed"
