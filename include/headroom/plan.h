@@ -38,6 +38,10 @@ struct RunRecord;  // headroom/history.h
 // text-only, the dummy input sizes, --mm-processor-kwargs, --mm-encoder-tp-mode,
 // --language-model-only, --skip-mm-profiling).
 struct KeptFlags {
+  // --quantization (online fp8, bitsandbytes, ...) and --dtype change the weights the search sizes;
+  // the renderer writes them with the plan's own flags, so values() leaves them out.
+  std::optional<std::string> quantization;
+  std::optional<std::string> dtype;
   std::optional<std::string> performance_mode;
   std::map<std::string, int> limit_mm_per_prompt;
   std::map<std::string, VllmFlags::MmDummySize> mm_dummy_sizes;

@@ -6,6 +6,8 @@ namespace headroom {
 
 KeptFlags KeptFlags::from(const VllmFlags& f) {
   KeptFlags k;
+  k.quantization = f.quantization;
+  k.dtype = f.dtype;
   k.performance_mode = f.performance_mode;
   k.limit_mm_per_prompt = f.limit_mm_per_prompt;
   k.mm_dummy_sizes = f.mm_dummy_sizes;
@@ -17,11 +19,13 @@ KeptFlags KeptFlags::from(const VllmFlags& f) {
 }
 
 bool KeptFlags::empty() const {
-  return !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
+  return !quantization && !dtype && !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
          !language_model_only && !skip_mm_profiling;
 }
 
 void KeptFlags::apply(VllmFlags& f) const {
+  f.quantization = quantization;
+  f.dtype = dtype;
   f.performance_mode = performance_mode;
   f.limit_mm_per_prompt = limit_mm_per_prompt;
   f.mm_dummy_sizes = mm_dummy_sizes;
@@ -64,6 +68,8 @@ CommandHints plan_hints(const VllmFlags& f, const PlanRequest& given, bool gpus_
   }
   if (given.kept.empty()) {
     h.kept = KeptFlags::from(f);
+    if (h.kept.quantization) h.taken.push_back("--quantization " + *h.kept.quantization + " kept in every configuration");
+    if (h.kept.dtype) h.taken.push_back("--dtype " + *h.kept.dtype + " kept in every configuration");
     for (const auto& [name, value] : h.kept.values())
       h.taken.push_back("--" + name + (value.empty() ? "" : " " + value) + " kept in every configuration");
   }

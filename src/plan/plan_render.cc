@@ -24,6 +24,7 @@ std::vector<std::pair<std::string, std::string>> rendered_flags(const PlannedCon
   if (f.max_num_seqs) out.emplace_back("max-num-seqs", std::to_string(*f.max_num_seqs));
   if (f.max_num_batched_tokens) out.emplace_back("max-num-batched-tokens", std::to_string(*f.max_num_batched_tokens));
   if (f.kv_cache_dtype && *f.kv_cache_dtype != "auto") out.emplace_back("kv-cache-dtype", *f.kv_cache_dtype);
+  if (f.dtype && *f.dtype != "auto") out.emplace_back("dtype", *f.dtype);
   if (f.quantization) out.emplace_back("quantization", *f.quantization);
   if (f.enforce_eager) out.emplace_back("enforce-eager", "");
   for (auto& kept : KeptFlags::from(f).values()) out.push_back(std::move(kept));

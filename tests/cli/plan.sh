@@ -96,6 +96,16 @@ out="$("$bin" plan --gpu L4 --vllm-version 0.19.0 --color never --offline --limi
   -- vllm serve Qwen/Qwen2.5-VL-7B-Instruct --limit-mm-per-prompt '{"image": 0, "video": 0}' 2>/dev/null)"
 printf '%s\n' "$out" | grep -q -- "--limit-mm-per-prompt '{\"image\":1}'" && ! printf '%s\n' "$out" | grep -q '"video":0' ||
   { echo "FAIL plan-kept-option-wins: $out"; failures=$((failures + 1)); }
+out="$("$bin" plan meta-llama/Llama-3.1-8B-Instruct --gpu L4 --vllm-version 0.19.0 --color never --offline -q fp8 \
+  --context 4096 2>/dev/null)"
+printf '%s\n' "$out" | grep -q -- "--quantization fp8" ||
+  { echo "FAIL plan-kept-quantization: $out"; failures=$((failures + 1)); }
+# A T4 (compute capability 7.5) cannot run vLLM's fp8 method (Fp8Config.get_min_capability: 80).
+out="$("$bin" plan meta-llama/Llama-3.1-8B-Instruct --gpu T4 --vllm-version 0.19.0 --color never --offline -q fp8 \
+  --context 4096 2>/dev/null)"
+rc=$?
+[ "$rc" -eq 3 ] && printf '%s\n' "$out" | grep -q "The quantization method fp8 is not supported for the current GPU. Minimum capability: 80. Current capability: 75." ||
+  { echo "FAIL plan-kept-quantization-t4: exit $rc: $out"; failures=$((failures + 1)); }
 check_error kept-bad-json "headroom: error: --limit-mm-per-prompt: not a JSON object in '{bad' (expected e.g. '{\"image\": 0, \"video\": 0}')" \
   Qwen/Qwen2.5-VL-7B-Instruct --gpu L4 --offline --limit-mm-per-prompt '{bad'
 check_error kept-bad-mode "headroom: error: --performance-mode: invalid choice: 'fast' (choose from 'balanced', 'interactivity', 'throughput')" \

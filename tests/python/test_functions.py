@@ -45,6 +45,17 @@ def test_plan_keeps_the_engine_args_it_does_not_choose():
         headroom.plan("Qwen/Qwen2.5-VL-7B-Instruct", **args, max_num_seqs=8)
 
 
+def test_plan_keeps_an_online_quantization():
+    # vllm.LLM(..., quantization="fp8"): the plan sizes fp8 weights, as `plan -q fp8` does.
+    args = dict(gpu="L4", context=8192, vllm_version="0.19.0")
+    p = headroom.plan("meta-llama/Llama-3.1-8B-Instruct", **args, quantization="fp8")
+    assert p.to_dict() == cli_json("plan", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "L4", "--context", "8192",
+                                   "--vllm-version", "0.19.0", "--quantization", "fp8")
+    assert 'quantization="fp8"' in p.recommended.renderings["python"]
+    plain = headroom.plan("meta-llama/Llama-3.1-8B-Instruct", **args)
+    assert p.recommended.prediction.to_dict()["memory"]["weights_gib"] < plain.recommended.prediction.to_dict()["memory"]["weights_gib"]
+
+
 def test_plan_where_nothing_fits():
     p = headroom.plan("meta-llama/Llama-3.1-70B-Instruct", gpu="T4", gpus=1)
     assert p.to_dict() == cli_json("plan", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "T4", "--gpus", "1")

@@ -90,6 +90,34 @@ TEST(MakePlan, KeepsATextOnlyRunTextOnly) {
             std::string::npos);
 }
 
+// A pasted command that quantizes at load (--quantization fp8, vLLM's online fp8: every linear
+// layer's weight in one byte, embeddings and the LM head in the model's dtype) and runs fp16:
+// every configuration keeps both, so the search sizes fp8 weights, and each rendering carries them.
+TEST(MakePlan, KeepsAnOnlineQuantizationAndTheDtype) {
+  auto model = load_model("meta-llama/Llama-3.1-8B-Instruct").value();
+  auto cmd = parse_vllm_command({"--quantization", "fp8", "--dtype", "float16"});
+  ASSERT_TRUE(cmd);
+  const CommandHints hints = plan_hints(cmd->flags, PlanRequest{}, false);
+  EXPECT_EQ(hints.kept.quantization.value_or(""), "fp8");
+  EXPECT_EQ(hints.kept.dtype.value_or(""), "float16");
+  PlanRequest request = context(8192);
+  request.kept = hints.kept;
+  auto quantized = make_plan(model, setup("L4"), request, v("0.19.0"));
+  auto plain = make_plan(model, setup("L4"), context(8192), v("0.19.0"));
+  ASSERT_TRUE(quantized && plain);
+  ASSERT_TRUE(quantized->recommended && plain->recommended);
+  const auto& rec = *quantized->recommended;
+  EXPECT_EQ(rec.prediction.settings.quantization, "fp8");
+  EXPECT_EQ(rec.prediction.settings.dtype, "float16");
+  // Llama-3.1-8B: 6.98e9 of its 8.03e9 parameters are in linear layers; fp8 halves those bytes.
+  const double ratio = to_gib(rec.prediction.memory.weights) / to_gib(plain->recommended->prediction.memory.weights);
+  EXPECT_GT(ratio, 0.55);
+  EXPECT_LT(ratio, 0.60);
+  const std::string serve = render_vllm_serve(model.id, rec, quantized->gpus, CommandStyle::one_line);
+  EXPECT_NE(serve.find("--dtype float16 --quantization fp8"), std::string::npos) << serve;
+  EXPECT_NE(render_python(model.id, rec, quantized->gpus).find(R"(quantization="fp8",)"), std::string::npos);
+}
+
 TEST(MakePlan, ExplainsWhatTheUsualAdviceOfPointEightyDoes) {
   auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
   auto plan = make_plan(model, setup("RTX 4080", 1, 0.5), context(4096), v("0.19.0")).value();
