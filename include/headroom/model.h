@@ -368,6 +368,10 @@ Result<ModelSpec> load_model(std::string_view model_ref, const ModelLoadOptions&
 // `origin` names the file in error messages.
 Result<ModelSpec> parse_model_config(const nlohmann::json& config, const std::string& origin);
 
+// The RoPE scaling an object holds as config.json writes it ("rope_scaling", or transformers v5's
+// single-type "rope_parameters"): nullopt when it holds none. Errors name `origin`.
+Result<std::optional<RopeScaling>> parse_rope_scaling(const nlohmann::json& holder, const std::string& origin);
+
 // Same, from the raw text of a config.json: malformed JSON and type errors carry origin:line:col.
 Result<ModelSpec> parse_model_config_text(std::string_view text, const std::string& origin);
 

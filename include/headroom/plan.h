@@ -42,6 +42,7 @@ struct KeptFlags {
   // the renderer writes them with the plan's own flags, so values() leaves them out.
   std::optional<std::string> quantization;
   std::optional<std::string> dtype;
+  std::string hf_overrides;  // --hf-overrides (a longer context through RoPE scaling)
   std::optional<std::string> performance_mode;
   std::map<std::string, int> limit_mm_per_prompt;
   std::map<std::string, VllmFlags::MmDummySize> mm_dummy_sizes;

@@ -85,6 +85,9 @@ struct VllmFlags {
   bool disable_chunked_mm_input = false;  // --disable-chunked-mm-input: one multimodal item per batch, never split
   std::optional<std::string> mm_encoder_tp_mode;
   std::string mm_processor_kwargs;
+  // --hf-overrides (a JSON object merged into the model's config.json), with the older
+  // --rope-scaling and --rope-theta written into it as their keys; "" when none was given.
+  std::string hf_overrides;
   // Mistyped flags, in the order given; the startup checks turn them into vLLM's argparse error
   // (engine/vllm_cli_flags.h), or a warning for a version older than the flag list.
   std::vector<UnrecognizedFlag> unrecognized_flags;

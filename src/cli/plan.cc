@@ -35,8 +35,9 @@ from its flags: --max-model-len as --context, TP x PP x DP as --gpus, an fp8 --k
 --allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win.
 
 Kept as given in every configuration (as options, or from a pasted command when none is given):
-  --quantization/-q METHOD, --dtype DTYPE, --performance-mode MODE, --limit-mm-per-prompt JSON,
-  --mm-processor-kwargs JSON, --mm-encoder-tp-mode MODE, --language-model-only, --skip-mm-profiling
+  --quantization/-q METHOD, --dtype DTYPE, --hf-overrides JSON, --performance-mode MODE,
+  --limit-mm-per-prompt JSON, --mm-processor-kwargs JSON, --mm-encoder-tp-mode MODE,
+  --language-model-only, --skip-mm-profiling
                         vLLM's flags, in vLLM's spelling: e.g. a vision-language model planned
                         for two 1024x1024 images a prompt: --limit-mm-per-prompt
                         '{"image": {"count": 2, "width": 1024, "height": 1024}, "video": 0}'
@@ -112,7 +113,7 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--color", o.color_text);
   add_hub_options(app, o.hub, RevisionOption::include);
   // vLLM's flags that every configuration keeps, collected in vLLM's form for its own parser.
-  for (const char* name : {"--quantization,-q", "--dtype", "--performance-mode", "--limit-mm-per-prompt",
+  for (const char* name : {"--quantization,-q", "--dtype", "--hf-overrides", "--performance-mode", "--limit-mm-per-prompt",
                            "--mm-processor-kwargs", "--mm-encoder-tp-mode"}) {
     const std::string flag = std::string(name).substr(0, std::string(name).find(','));
     app.add_option_function<std::string>(name, [&o, flag](const std::string& value) {

@@ -1,13 +1,18 @@
 // predict(): vLLM's startup memory accounting as a pipeline of vLLM's own startup steps, in the
 // order vLLM takes them (memory model §8.2). Each stage is a function in src/engine/stage_*.cc
 // that names the vLLM file and function it follows; predict_stages.h holds the state they hand on.
+#include "engine/hf_overrides.h"
 #include "engine/predict_stages.h"
 #include "headroom/vllm_engine.h"
 
 namespace headroom {
 
-Result<Prediction> predict(const ModelSpec& model, const GpuSetup& gpus, const VllmFlags& flags,
+Result<Prediction> predict(const ModelSpec& published, const GpuSetup& gpus, const VllmFlags& flags,
                            const VllmVersion& requested_version, const PredictOptions& options) {
+  // config/model.py: the HF config with --hf-overrides merged in, before anything is derived from it.
+  auto overridden = engine::apply_hf_overrides(published, flags);
+  if (!overridden) return tl::unexpected(overridden.error());
+  const ModelSpec& model = *overridden ? **overridden : published;
   // engine/arg_utils.py create_engine_config: the settings after vLLM's defaults.
   auto config = engine::resolve_configuration(model, gpus, flags, requested_version);
   if (!config) return tl::unexpected(config.error());

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "engine/container_command.h"
+#include "engine/hf_overrides.h"
 #include "engine/vllm_cli_flags.h"
 #include "engine/weights.h"
 #include "headroom/vllm_config.h"
@@ -167,6 +168,37 @@ auto string_into(std::optional<std::string> VllmFlags::*field) {
   };
 }
 
+// The model's config as vLLM overrides it (config/model.py hf_overrides: a dict merged into the
+// HF config, transformers_utils/config.py get_config). The older --rope-scaling and --rope-theta
+// (engine/arg_utils.py up to their removal) set the same config keys. Later flags win, key by key.
+void add_config_override_flags(std::vector<FlagSpec>& t) {
+  auto merge = [](VllmFlags& f, const nlohmann::json& patch) {
+    nlohmann::json all = f.hf_overrides.empty() ? nlohmann::json::object() : nlohmann::json::parse(f.hf_overrides);
+    all.merge_patch(patch);
+    f.hf_overrides = all.dump();
+  };
+  t.push_back(value_flag({"--hf-overrides"}, [merge](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    auto j = util::parse_json(v, flag);
+    if (!j || !j->is_object())
+      return tl::unexpected(flag_error(flag, "expected a JSON object, got '" + v + "' (e.g. '{\"max_position_embeddings\": 131072}')"));
+    merge(f, *j);
+    return {};
+  }));
+  t.push_back(value_flag({"--rope-scaling"}, [merge](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    auto j = util::parse_json(v, flag);
+    if (!j || !j->is_object())
+      return tl::unexpected(flag_error(flag, "expected a JSON object, got '" + v + "' (e.g. '{\"rope_type\": \"yarn\", \"factor\": 4.0}')"));
+    merge(f, nlohmann::json{{"rope_scaling", *j}});
+    return {};
+  }));
+  t.push_back(value_flag({"--rope-theta"}, [merge](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
+    auto theta = parse_double(flag, v);
+    if (!theta) return tl::unexpected(theta.error());
+    merge(f, nlohmann::json{{"rope_theta", *theta}});
+    return {};
+  }));
+}
+
 // Multimodal inputs (config/multimodal.py MultiModalConfig, engine/arg_utils.py) and
 // --performance-mode, after the flags of flag_table.
 void add_multimodal_flags(std::vector<FlagSpec>& t) {
@@ -196,6 +228,7 @@ void add_multimodal_flags(std::vector<FlagSpec>& t) {
     f.mm_processor_kwargs = j->dump();
     return {};
   }));
+  add_config_override_flags(t);
   // The pooling runner (adapters.py _create_pooling_model_cls deletes lm_head): --runner from
   // v0.10.2, --convert beside it, --task before.
   t.push_back(value_flag({"--runner", "--convert", "--task"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
@@ -320,8 +353,6 @@ const std::vector<std::pair<std::vector<std::string>, std::string>>& unmodelled_
       {{"--compilation-config", "-O", "--cuda-graph-sizes"},
        "CUDA graphs are predicted with vLLM's default capture sizes, and FlashInfer's all-reduce fusion (its workspace at "
        "TP > 1 on NVSwitch boards) as at the default optimization level"},
-      {{"--hf-overrides", "--rope-scaling", "--rope-theta"},
-       "the model's config is read without these overrides (its length limit and shapes as published)"},
       {{"--kv-transfer-config", "--kv-offloading-size", "--kv-offloading-backend", "--kv-events-config"},
        "the KV connector's or offloader's buffers are not counted"},
       {{"--enable-eplb", "--eplb-config", "--num-redundant-experts"},
@@ -724,6 +755,7 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
   if (auto r = p.expand_config_file(); !r) return tl::unexpected(r.error());
   for (; p.i < p.args.size(); ++p.i)
     if (auto r = p.word(); !r) return tl::unexpected(r.error());
+  for (auto& warning : engine::hf_override_warnings(p.cmd.flags)) p.cmd.warnings.push_back(std::move(warning));
   return std::move(p.cmd);
 }
 

@@ -494,7 +494,12 @@ std::string model_plan_key(const ModelSpec& model, const WeightPlan& plan) {
          (model.quantization ? model.quantization->method : std::string()) + (plan.skip_mm_towers ? "/text-only" : "") +
          (plan.skip_image_tower ? "/no-image-tower" : "") + (plan.skip_audio_tower ? "/no-audio-tower" : "") +
          (plan.pooling_runner ? "/pooling" : "") +
-         "/rope" + std::to_string(plan.rope_cache_positions_factor) + (plan.rocm_moe_padding ? "/rocm-moe-padding" : "");
+         "/rope" + std::to_string(plan.rope_cache_positions_factor) + (plan.rocm_moe_padding ? "/rocm-moe-padding" : "") +
+         // The rotary cache's rows follow the length limit and its scaling, which --hf-overrides changes.
+         "/positions" + std::to_string(model.max_position_embeddings) +
+         (model.rope_scaling ? "/" + model.rope_scaling->type + util::fixed(model.rope_scaling->factor, 6) + "/" +
+                                   std::to_string(model.rope_scaling->original_max_position_embeddings.value_or(0))
+                             : std::string());
 }
 
 Bytes load_buffers(const ModelSpec& model, int max_num_batched_tokens, const std::string& dtype) {

@@ -1094,6 +1094,11 @@ bool default_tie_word_embeddings(std::string_view model_type, std::string_view a
 
 }  // namespace model_detail
 
+Result<std::optional<RopeScaling>> parse_rope_scaling(const nlohmann::json& holder, const std::string& origin) {
+  if (!holder.is_object()) return make_error(ErrorCode::parse_error, "expected a JSON object", origin);
+  return model_detail::read_rope_scaling(model_detail::ConfigReader(holder, origin));
+}
+
 Result<ModelSpec> parse_model_config(const nlohmann::json& config, const std::string& origin) {
   return model_detail::parse_config(config, origin, nullptr);
 }

@@ -8,6 +8,7 @@ KeptFlags KeptFlags::from(const VllmFlags& f) {
   KeptFlags k;
   k.quantization = f.quantization;
   k.dtype = f.dtype;
+  k.hf_overrides = f.hf_overrides;
   k.performance_mode = f.performance_mode;
   k.limit_mm_per_prompt = f.limit_mm_per_prompt;
   k.mm_dummy_sizes = f.mm_dummy_sizes;
@@ -19,13 +20,14 @@ KeptFlags KeptFlags::from(const VllmFlags& f) {
 }
 
 bool KeptFlags::empty() const {
-  return !quantization && !dtype && !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
+  return !quantization && !dtype && hf_overrides.empty() && !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
          !language_model_only && !skip_mm_profiling;
 }
 
 void KeptFlags::apply(VllmFlags& f) const {
   f.quantization = quantization;
   f.dtype = dtype;
+  f.hf_overrides = hf_overrides;
   f.performance_mode = performance_mode;
   f.limit_mm_per_prompt = limit_mm_per_prompt;
   f.mm_dummy_sizes = mm_dummy_sizes;
@@ -37,6 +39,7 @@ void KeptFlags::apply(VllmFlags& f) const {
 
 std::vector<std::pair<std::string, std::string>> KeptFlags::values() const {
   std::vector<std::pair<std::string, std::string>> out;
+  if (!hf_overrides.empty()) out.emplace_back("hf-overrides", hf_overrides);
   if (performance_mode && *performance_mode != "balanced") out.emplace_back("performance-mode", *performance_mode);
   if (!limit_mm_per_prompt.empty()) {
     VllmFlags f;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/hf_overrides.h"
 #include "engine/vllm_defaults.h"
 #include "headroom/engine_limits.h"
 #include "headroom/history.h"
@@ -410,7 +411,13 @@ std::optional<PlannedConfig> build_config(SearchState& s, const Evaluation& e, i
 
 }  // namespace plan
 
-Result<Plan> make_plan(const ModelSpec& model, const GpuSetup& gpus, const PlanRequest& request, const VllmVersion& version) {
+Result<Plan> make_plan(const ModelSpec& published, const GpuSetup& gpus, const PlanRequest& request, const VllmVersion& version) {
+  // A kept --hf-overrides (a RoPE scaling that lengthens the model) sets the longest context.
+  VllmFlags kept_flags;
+  request.kept.apply(kept_flags);
+  auto overridden = engine::apply_hf_overrides(published, kept_flags);
+  if (!overridden) return tl::unexpected(overridden.error());
+  const ModelSpec& model = *overridden ? **overridden : published;
   const std::int64_t model_max = engine::derived_max_model_len(model);
   if (request.context_tokens && *request.context_tokens < 1)
     return make_error(ErrorCode::invalid_argument, "expected a positive number of tokens, got " + std::to_string(*request.context_tokens),

@@ -106,6 +106,12 @@ out="$("$bin" plan meta-llama/Llama-3.1-8B-Instruct --gpu T4 --vllm-version 0.19
 rc=$?
 [ "$rc" -eq 3 ] && printf '%s\n' "$out" | grep -q "The quantization method fp8 is not supported for the current GPU. Minimum capability: 80. Current capability: 75." ||
   { echo "FAIL plan-kept-quantization-t4: exit $rc: $out"; failures=$((failures + 1)); }
+# Qwen3's YaRN recipe (32,768 x 4) lets the plan serve 131,072 tokens; without it vLLM refuses them.
+yarn='{"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}'
+out="$("$bin" plan Qwen/Qwen3-8B --gpu H100 --vllm-version 0.19.0 --color never --offline --hf-overrides "$yarn" \
+  --context 131072 2>/dev/null)"
+printf '%s\n' "$out" | grep -q -- "--max-model-len 131072 .*--hf-overrides" ||
+  { echo "FAIL plan-kept-hf-overrides: $out"; failures=$((failures + 1)); }
 check_error kept-bad-json "headroom: error: --limit-mm-per-prompt: not a JSON object in '{bad' (expected e.g. '{\"image\": 0, \"video\": 0}')" \
   Qwen/Qwen2.5-VL-7B-Instruct --gpu L4 --offline --limit-mm-per-prompt '{bad'
 check_error kept-bad-mode "headroom: error: --performance-mode: invalid choice: 'fast' (choose from 'balanced', 'interactivity', 'throughput')" \

@@ -68,6 +68,17 @@ def test_a_failure_carries_vllms_message_and_the_changes():
         assert fixed.starts, c
 
 
+def test_hf_overrides_lengthen_the_model_as_vllm_derives_it():
+    # Qwen3's YaRN recipe: 32,768 native positions x 4 (vLLM's _get_and_verify_max_len for yarn);
+    # without it vLLM refuses 131,072 against the config's 40,960.
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    r = headroom.check("Qwen/Qwen3-8B", gpu="H100", max_model_len=131072, vllm_version="0.19.0",
+                       hf_overrides={"rope_scaling": yarn})
+    assert r.starts and r.max_model_len == 131072
+    plain = headroom.check("Qwen/Qwen3-8B", gpu="H100", max_model_len=131072, vllm_version="0.19.0")
+    assert not plain.starts
+
+
 def test_known_but_unmodelled_engine_args_are_accepted():
     r = headroom.check(SMALL, gpu="H100", seed=1, trust_remote_code=True, limit_mm_per_prompt={"image": 2},
                        enable_lora=True, max_loras=2)

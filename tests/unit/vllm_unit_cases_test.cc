@@ -248,6 +248,17 @@ Prediction predict_ok(const ModelSpec& m, const VllmFlags& f, VllmVersion v = Vl
   return p ? *p : Prediction{};
 }
 
+// vLLM's test_rope_customization passes hf_overrides={"rope_parameters": ...}: the same override
+// given as `--hf-overrides` changes the length predict() derives (no --max-model-len given).
+void expect_derived_length_with_overrides(const ModelSpec& m, const json& rope_parameters, const json& expected) {
+  std::vector<std::string> args = {"--enforce-eager"};
+  if (!rope_parameters.is_null()) args.insert(args.end(), {"--hf-overrides", json{{"rope_parameters", rope_parameters}}.dump()});
+  auto cmd = parse_vllm_command(args);
+  ASSERT_TRUE(cmd.has_value()) << cmd.error().to_string();
+  EXPECT_TRUE(cmd->warnings.empty()) << cmd->warnings.front();
+  EXPECT_EQ(predict_ok(m, cmd->flags).settings.max_model_len, expected.get<std::int64_t>());
+}
+
 VllmFlags helper_flags() {
   VllmFlags f;
   f.dtype = "float32";
@@ -524,18 +535,14 @@ void check_row(const json& row) {
   if (id == "vllm-len-004" || id == "vllm-len-005") {
     auto m = catalog_model("meta-llama/Meta-Llama-3-8B-Instruct");
     ASSERT_TRUE(m.has_value()) << m.error().to_string();
-    if (!in.at("hf_overrides_rope_parameters").is_null())
-      m->rope_scaling = RopeScaling{in["hf_overrides_rope_parameters"]["rope_type"], in["hf_overrides_rope_parameters"]["factor"], {}};
-    EXPECT_EQ(engine::derived_max_model_len(*m), ex.at("max_model_len_tokens").get<std::int64_t>());
+    expect_derived_length_with_overrides(*m, in.at("hf_overrides_rope_parameters"), ex.at("max_model_len_tokens"));
     return;
   }
   if (id == "vllm-len-006" || id == "vllm-len-007") {
     // lmsys/longchat-13b-16k: max_position_embeddings 2048 with linear RoPE scaling × 8.
     ModelSpec m = helper_model(40, 2048);
     m.rope_scaling = RopeScaling{"linear", 8.0, {}};
-    if (!in.at("hf_overrides_rope_parameters").is_null())
-      m.rope_scaling = RopeScaling{in["hf_overrides_rope_parameters"]["rope_type"], in["hf_overrides_rope_parameters"]["factor"], {}};
-    EXPECT_EQ(engine::derived_max_model_len(m), ex.at("max_model_len_tokens").get<std::int64_t>());
+    expect_derived_length_with_overrides(m, in.at("hf_overrides_rope_parameters"), ex.at("max_model_len_tokens"));
     return;
   }
   if (id >= "vllm-len-008" && id <= "vllm-len-012") {
