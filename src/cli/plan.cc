@@ -124,6 +124,25 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
     app.add_flag_callback(name, [&o, name] { o.kept_args.emplace_back(name); });
 }
 
+// A vLLM flag whose value the plan chooses, given as plan's own option: what to give instead
+// (the plan's workload option, or the whole command after --). Empty for any other word.
+std::string chosen_flag_advice(const std::string& arg) {
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> k_chosen = {
+      {{"--max-model-len"}, "give --context TOKENS, the longest request to serve"},
+      {{"--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--data-parallel-size", "-dp"},
+       "give --gpus N (and --max-gpus), and the plan chooses the layout"},
+      {{"--kv-cache-dtype"}, "give --allow-fp8-kv to let the plan choose an fp8 KV cache"},
+      {{"--enforce-eager"}, "give --allow-eager to let the plan turn CUDA graphs off"},
+      {{"--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens"}, "the plan chooses it"},
+  };
+  const std::string name = arg.substr(0, arg.find('='));
+  for (const auto& [names, advice] : k_chosen)
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      return name + " is the plan's to choose: " + advice +
+             "; or paste the whole command after -- (headroom plan -- vllm serve MODEL " + name + " ...), and the plan starts from it";
+  return "";
+}
+
 // The kept flags given as options, read by the parser `check` uses for vLLM's flags, so their
 // values are checked the same way (malformed JSON, an unknown mode). Returns an exit code on error.
 std::optional<int> apply_kept_options(PlanOptions& o) {
@@ -235,6 +254,8 @@ int run_plan(const Args& args) {
     own.assign(args.begin(), dash);
     command_args.assign(dash + 1, args.end());
   }
+  for (const auto& a : own)
+    if (auto advice = chosen_flag_advice(a); !advice.empty()) return print_error(advice), k_exit_usage;
   if (auto rc = parse_or_exit(app, own, "plan")) return *rc;
   if (auto counted = apply_gpu_count(o.target); !counted) return print_error(counted.error()), k_exit_usage;
   if (auto rc = apply_kept_options(o)) return *rc;

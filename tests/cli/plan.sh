@@ -112,6 +112,8 @@ out="$("$bin" plan Qwen/Qwen3-8B --gpu H100 --vllm-version 0.19.0 --color never 
   --context 131072 2>/dev/null)"
 printf '%s\n' "$out" | grep -q -- "--max-model-len 131072 .*--hf-overrides" ||
   { echo "FAIL plan-kept-hf-overrides: $out"; failures=$((failures + 1)); }
+check_error chosen-flag "headroom: error: --max-model-len is the plan's to choose: give --context TOKENS, the longest request to serve; or paste the whole command after -- (headroom plan -- vllm serve MODEL --max-model-len ...), and the plan starts from it" \
+  Qwen/Qwen3-4B-Instruct-2507 --gpu L4 --offline --max-model-len 4096
 check_error kept-bad-json "headroom: error: --limit-mm-per-prompt: not a JSON object in '{bad' (expected e.g. '{\"image\": 0, \"video\": 0}')" \
   Qwen/Qwen2.5-VL-7B-Instruct --gpu L4 --offline --limit-mm-per-prompt '{bad'
 check_error kept-bad-mode "headroom: error: --performance-mode: invalid choice: 'fast' (choose from 'balanced', 'interactivity', 'throughput')" \
