@@ -39,8 +39,9 @@ vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-p
   --max-num-batched-tokens, --kv-cache-dtype, --dtype, --quantization/-q, --enforce-eager,
   --block-size, --enable-prefix-caching, --enable-chunked-prefill, --kv-cache-memory-bytes,
   --num-gpu-blocks-override, --cpu-offload-gb, --enable-expert-parallel, --attention-config (use_fp4_indexer_cache;
-  JSON or --attention-config.FIELD VALUE), --hf-overrides (its rope_scaling/rope_parameters and
-  max_position_embeddings, top level or in text_config; also the older --rope-scaling and --rope-theta),
+  JSON or --attention-config.FIELD VALUE), --hf-overrides (its max_position_embeddings and the RoPE
+  key the release reads: rope_scaling before v0.12, rope_parameters from v0.19.1 (transformers v5),
+  either between; top level or in text_config; also the older --rope-scaling and --rope-theta),
   --performance-mode, and the multimodal --limit-mm-per-prompt,
   --mm-processor-kwargs, --mm-encoder-tp-mode, --language-model-only, --skip-mm-profiling,
   --disable-chunked-mm-input. Other vLLM flags are ignored with a warning.

@@ -16,40 +16,66 @@ bool modelled_key(const std::string& key) {
 // config's value; 2^32 tokens keeps every product with it within 64-bit arithmetic.
 constexpr std::int64_t k_max_positions = std::int64_t{1} << 32;
 
-// One object of overrides (the top level, or text_config) applied to the model's text model.
-Result<void> apply_level(ModelSpec& m, const nlohmann::json& o, const std::string& where) {
-  if (auto it = o.find("max_position_embeddings"); it != o.end()) {
-    if (!it->is_number_integer() || it->get<std::int64_t>() <= 0 || it->get<std::int64_t>() > k_max_positions)
-      return make_error(ErrorCode::invalid_argument,
-                        where + "max_position_embeddings: expected a positive number of tokens, got " + it->dump(),
-                        "--hf-overrides");
-    // vLLM derives the limit from the smallest length key the config holds; the others stay.
-    const std::int64_t v = it->get<std::int64_t>();
-    if (m.max_length_key.empty() || m.max_length_key == "max_position_embeddings" || v < m.max_position_embeddings) {
-      m.max_position_embeddings = v;
-      m.max_length_key = "max_position_embeddings";
-    }
+constexpr VllmVersion k_reads_rope_parameters{0, 12};       // #28542
+constexpr VllmVersion k_transformers_v5{0, 19, 1};          // #30566
+
+Result<void> apply_length(ModelSpec& m, const nlohmann::json& o, const std::string& where) {
+  auto it = o.find("max_position_embeddings");
+  if (it == o.end()) return {};
+  if (!it->is_number_integer() || it->get<std::int64_t>() <= 0 || it->get<std::int64_t>() > k_max_positions)
+    return make_error(ErrorCode::invalid_argument,
+                      where + "max_position_embeddings: expected a positive number of tokens, got " + it->dump(),
+                      "--hf-overrides");
+  // vLLM derives the limit from the smallest length key the config holds; the others stay.
+  const std::int64_t v = it->get<std::int64_t>();
+  if (m.max_length_key.empty() || m.max_length_key == "max_position_embeddings" || v < m.max_position_embeddings) {
+    m.max_position_embeddings = v;
+    m.max_length_key = "max_position_embeddings";
   }
+  return {};
+}
+
+// One object of overrides (the top level, or text_config) applied to the model's text model:
+// the length limit, then the RoPE key `version` reads (rope_parameters wins where both count).
+Result<void> apply_level(ModelSpec& m, const nlohmann::json& o, const std::string& where, const VllmVersion& version,
+                         std::vector<std::string>& notes) {
+  if (auto r = apply_length(m, o, where); !r) return r;
   for (const char* key : {"rope_scaling", "rope_parameters"}) {
     auto it = o.find(key);
     if (it == o.end()) continue;
-    if (it->is_null()) {
-      m.rope_scaling.reset();
+    // Checked in every version, so a malformed value is an error wherever it is given.
+    std::optional<RopeScaling> rope;
+    if (!it->is_null()) {
+      auto parsed = parse_rope_scaling(nlohmann::json{{key, *it}}, "--hf-overrides " + where + key);
+      if (!parsed) return tl::unexpected(parsed.error());
+      rope = *parsed;
+    }
+    const bool scaling = std::string_view(key) == "rope_scaling";
+    if (scaling && version >= k_transformers_v5) {
+      const std::string instead = where.empty() ? R"('{"rope_parameters": {...}}')"
+                                                : R"('{"text_config": {"rope_parameters": {...}}}')";
+      notes.push_back("--hf-overrides " + where + "rope_scaling (or --rope-scaling) changes nothing in vLLM " +
+                      version.to_string() + ": it runs transformers v5 (from v0.19.1, #30566), whose config reads "
+                      "rope_parameters, so the length is derived as published; give --hf-overrides " + instead + " instead");
       continue;
     }
-    auto rope = parse_rope_scaling(nlohmann::json{{key, *it}}, "--hf-overrides " + where + key);
-    if (!rope) return tl::unexpected(rope.error());
-    if (*rope) m.rope_scaling = **rope;
+    if (!scaling && version < k_reads_rope_parameters) {
+      notes.push_back("--hf-overrides " + where + "rope_parameters changes nothing in vLLM " + version.to_string() +
+                      ": it reads rope_scaling (rope_parameters from v0.12, #28542); the length is derived as published");
+      continue;
+    }
+    m.rope_scaling = rope;
   }
   return {};
 }
 
 }  // namespace
 
-Result<std::optional<ModelSpec>> apply_hf_overrides(const ModelSpec& model, const VllmFlags& flags) {
-  if (flags.hf_overrides.empty()) return std::optional<ModelSpec>{};
+Result<OverriddenModel> apply_hf_overrides(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version) {
+  OverriddenModel out;
+  if (flags.hf_overrides.empty()) return out;
   const nlohmann::json o = nlohmann::json::parse(flags.hf_overrides, nullptr, false);
-  if (!o.is_object()) return std::optional<ModelSpec>{};
+  if (!o.is_object()) return out;
   const auto text = o.find("text_config");
   const bool has_text = text != o.end() && text->is_object();
   auto touches = [](const nlohmann::json& level) {
@@ -57,12 +83,13 @@ Result<std::optional<ModelSpec>> apply_hf_overrides(const ModelSpec& model, cons
       if (modelled_key(key) && key != "rope_theta") return true;
     return false;
   };
-  if (!touches(o) && !(has_text && touches(*text))) return std::optional<ModelSpec>{};
+  if (!touches(o) && !(has_text && touches(*text))) return out;
   ModelSpec m = model;
-  if (auto r = apply_level(m, o, ""); !r) return tl::unexpected(r.error());
+  if (auto r = apply_level(m, o, "", version, out.notes); !r) return tl::unexpected(r.error());
   if (has_text)
-    if (auto r = apply_level(m, *text, "text_config."); !r) return tl::unexpected(r.error());
-  return std::optional<ModelSpec>(std::move(m));
+    if (auto r = apply_level(m, *text, "text_config.", version, out.notes); !r) return tl::unexpected(r.error());
+  out.model = std::move(m);
+  return out;
 }
 
 std::vector<std::string> hf_override_warnings(const VllmFlags& flags) {

@@ -10,9 +10,9 @@ namespace headroom {
 Result<Prediction> predict(const ModelSpec& published, const GpuSetup& gpus, const VllmFlags& flags,
                            const VllmVersion& requested_version, const PredictOptions& options) {
   // config/model.py: the HF config with --hf-overrides merged in, before anything is derived from it.
-  auto overridden = engine::apply_hf_overrides(published, flags);
+  auto overridden = engine::apply_hf_overrides(published, flags, requested_version);
   if (!overridden) return tl::unexpected(overridden.error());
-  const ModelSpec& model = *overridden ? **overridden : published;
+  const ModelSpec& model = overridden->model ? *overridden->model : published;
   // engine/arg_utils.py create_engine_config: the settings after vLLM's defaults.
   auto config = engine::resolve_configuration(model, gpus, flags, requested_version);
   if (!config) return tl::unexpected(config.error());
@@ -31,8 +31,10 @@ Result<Prediction> predict(const ModelSpec& published, const GpuSetup& gpus, con
   const auto capacity = engine::kv_cache_capacity(model, gpus.gpu, flags, *config, *layout);
   // gpu_worker.py compile_or_warm_up_model: graph capture, then the sampler warm-up.
   const auto after_kv = engine::checks_after_kv_sizing(model, flags, *config, budget, weights, profile, *layout);
-  return engine::verdict_and_notes(model, gpus, options,
-                                   {*config, before_allocation, budget, weights, profile, *layout, capacity, after_kv});
+  Prediction prediction = engine::verdict_and_notes(model, gpus, options,
+                                                    {*config, before_allocation, budget, weights, profile, *layout, capacity, after_kv});
+  for (auto& note : overridden->notes) prediction.warnings.push_back(std::move(note));
+  return prediction;
 }
 
 }  // namespace headroom

@@ -415,9 +415,9 @@ Result<Plan> make_plan(const ModelSpec& published, const GpuSetup& gpus, const P
   // A kept --hf-overrides (a RoPE scaling that lengthens the model) sets the longest context.
   VllmFlags kept_flags;
   request.kept.apply(kept_flags);
-  auto overridden = engine::apply_hf_overrides(published, kept_flags);
+  auto overridden = engine::apply_hf_overrides(published, kept_flags, version);
   if (!overridden) return tl::unexpected(overridden.error());
-  const ModelSpec& model = *overridden ? **overridden : published;
+  const ModelSpec& model = overridden->model ? *overridden->model : published;
   const std::int64_t model_max = engine::derived_max_model_len(model);
   if (request.context_tokens && *request.context_tokens < 1)
     return make_error(ErrorCode::invalid_argument, "expected a positive number of tokens, got " + std::to_string(*request.context_tokens),
@@ -426,7 +426,8 @@ Result<Plan> make_plan(const ModelSpec& published, const GpuSetup& gpus, const P
     return make_error(ErrorCode::invalid_argument,
                       std::to_string(*request.context_tokens) + " tokens is longer than " + model.id + " supports: " +
                           (model.max_length_key.empty() ? "its maximum" : model.max_length_key) + " gives " +
-                          std::to_string(model_max) + " (vLLM refuses a longer max_model_len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)",
+                          std::to_string(model_max) + " (vLLM refuses a longer max_model_len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)" +
+                          (overridden->notes.empty() ? "" : "; " + overridden->notes.front()),
                       "--context");
   if (request.concurrency < 1)
     return make_error(ErrorCode::invalid_argument, "expected at least 1 request, got " + std::to_string(request.concurrency),

@@ -26,38 +26,69 @@ GpuSetup h100() {
   return g;
 }
 
-// Qwen3's model card extends its 32,768 native positions four times with YaRN, as
-// `--rope-scaling '{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}'`
-// or the same object under --hf-overrides' rope_scaling. vLLM's _get_and_verify_max_len takes
-// original_max_position_embeddings x factor for yarn: 131,072, above the config's 40,960.
+// Qwen3's model card extends its 32,768 native positions four times with YaRN. vLLM's
+// _get_and_verify_max_len takes original_max_position_embeddings x factor for yarn: 131,072,
+// above the config's 40,960. Which key carries it depends on the release (hf_overrides.h).
+const std::string k_yarn = R"({"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768})";
+
+Prediction predicted(const ModelSpec& model, const std::vector<std::string>& args, VllmVersion version) {
+  auto p = predict(model, h100(), flags_of(args), version);
+  EXPECT_TRUE(p) << p.error().to_string();
+  return p ? *p : Prediction{};
+}
+
+bool refuses_the_length(const Prediction& p) {
+  return p.failure && p.failure->error_class == "max_model_len_exceeds_model_limit";
+}
+
 TEST(HfOverrides, YarnScalingLengthensTheDerivedLimit) {
   auto model = load_model("Qwen/Qwen3-8B");
   ASSERT_TRUE(model) << model.error().to_string();
   EXPECT_EQ(engine::derived_max_model_len(*model), 40960);
-  const std::string yarn = R"({"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768})";
-  for (const auto& args : {std::vector<std::string>{"--rope-scaling", yarn, "--max-model-len", "131072"},
-                           std::vector<std::string>{"--hf-overrides", R"({"rope_scaling":)" + yarn + "}", "--max-model-len", "131072"}}) {
-    const VllmFlags f = flags_of(args);
-    auto overridden = engine::apply_hf_overrides(*model, f);
-    ASSERT_TRUE(overridden && overridden->has_value());
-    EXPECT_EQ(engine::derived_max_model_len(**overridden), 131072);
-    auto p = predict(*model, h100(), f, VllmVersion{0, 19});
-    ASSERT_TRUE(p) << p.error().to_string();
-    EXPECT_FALSE(p->failure.has_value()) << p->failure->message;
-    EXPECT_EQ(p->settings.max_model_len, 131072);
+  const VllmVersion v18{0, 18};  // transformers v4: rope_scaling and rope_parameters both count
+  for (const auto& args : {std::vector<std::string>{"--rope-scaling", k_yarn, "--max-model-len", "131072"},
+                           std::vector<std::string>{"--hf-overrides", R"({"rope_scaling":)" + k_yarn + "}", "--max-model-len", "131072"},
+                           std::vector<std::string>{"--hf-overrides", R"({"rope_parameters":)" + k_yarn + "}", "--max-model-len", "131072"}}) {
+    auto overridden = engine::apply_hf_overrides(*model, flags_of(args), v18);
+    ASSERT_TRUE(overridden && overridden->model);
+    EXPECT_EQ(engine::derived_max_model_len(*overridden->model), 131072);
+    const Prediction p = predicted(*model, args, v18);
+    EXPECT_FALSE(p.failure.has_value()) << p.failure->message;
+    EXPECT_EQ(p.settings.max_model_len, 131072);
   }
-  // The rotary cache follows the overridden length; the model as published keeps its own weights
-  // (the per-layout weights memo must not hand one to the other).
-  auto before = predict(*model, h100(), flags_of({"--max-model-len", "32768"}), VllmVersion{0, 18});
-  auto scaled = predict(*model, h100(), flags_of({"--rope-scaling", yarn, "--max-model-len", "32768"}), VllmVersion{0, 18});
-  auto after = predict(*model, h100(), flags_of({"--max-model-len", "32768"}), VllmVersion{0, 18});
-  ASSERT_TRUE(before && scaled && after);
-  EXPECT_GT(scaled->memory.weights, before->memory.weights);
-  EXPECT_EQ(after->memory.weights, before->memory.weights);
   // Without the override vLLM refuses the same length.
-  auto p = predict(*model, h100(), flags_of({"--max-model-len", "131072"}), VllmVersion{0, 19});
-  ASSERT_TRUE(p && p->failure);
-  EXPECT_EQ(p->failure->error_class, "max_model_len_exceeds_model_limit");
+  EXPECT_TRUE(refuses_the_length(predicted(*model, {"--max-model-len", "131072"}, v18)));
+}
+
+// From v0.19.1 vLLM runs transformers v5, whose config reads rope_parameters: a rope_scaling
+// override changes nothing (the length is refused, and a warning says which key to give).
+// Before v0.12 vLLM read rope_scaling only, and rope_parameters changed nothing.
+TEST(HfOverrides, TheRopeKeyThatCountsFollowsTheRelease) {
+  auto model = load_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(model);
+  const std::vector<std::string> scaling = {"--rope-scaling", k_yarn, "--max-model-len", "131072"};
+  const std::vector<std::string> parameters = {"--hf-overrides", R"({"rope_parameters":)" + k_yarn + "}", "--max-model-len", "131072"};
+  const Prediction v5_scaling = predicted(*model, scaling, VllmVersion{0, 20});
+  EXPECT_TRUE(refuses_the_length(v5_scaling));
+  ASSERT_FALSE(v5_scaling.warnings.empty());
+  EXPECT_NE(v5_scaling.warnings.back().find(R"(give --hf-overrides '{"rope_parameters": {...}}')"), std::string::npos)
+      << v5_scaling.warnings.back();
+  EXPECT_FALSE(predicted(*model, parameters, VllmVersion{0, 20}).failure.has_value());
+  EXPECT_TRUE(refuses_the_length(predicted(*model, parameters, VllmVersion{0, 11})));
+  EXPECT_FALSE(predicted(*model, scaling, VllmVersion{0, 11}).failure.has_value());
+}
+
+// The rotary cache follows the overridden length; the model as published keeps its own weights
+// (the per-layout weights memo must not hand one to the other).
+TEST(HfOverrides, TheWeightsMemoKeepsThePublishedModelApart) {
+  auto model = load_model("Qwen/Qwen3-8B");
+  ASSERT_TRUE(model);
+  const VllmVersion v18{0, 18};
+  const Prediction before = predicted(*model, {"--max-model-len", "32768"}, v18);
+  const Prediction scaled = predicted(*model, {"--rope-scaling", k_yarn, "--max-model-len", "32768"}, v18);
+  const Prediction after = predicted(*model, {"--max-model-len", "32768"}, v18);
+  EXPECT_GT(scaled.memory.weights, before.memory.weights);
+  EXPECT_EQ(after.memory.weights, before.memory.weights);
 }
 
 TEST(HfOverrides, LaterFlagsMergeKeyByKeyAndUnmodelledKeysWarn) {
@@ -74,9 +105,9 @@ TEST(HfOverrides, LaterFlagsMergeKeyByKeyAndUnmodelledKeysWarn) {
 TEST(HfOverrides, OnlyTheBaseOfRopeChangesNothing) {
   auto model = load_model("Qwen/Qwen3-8B");
   ASSERT_TRUE(model);
-  auto overridden = engine::apply_hf_overrides(*model, flags_of({"--rope-theta", "5000000"}));
+  auto overridden = engine::apply_hf_overrides(*model, flags_of({"--rope-theta", "5000000"}), VllmVersion{0, 18});
   ASSERT_TRUE(overridden);
-  EXPECT_FALSE(overridden->has_value());
+  EXPECT_FALSE(overridden->model.has_value());
 }
 
 TEST(HfOverrides, MalformedValuesAreErrorsNamingTheFlag) {
@@ -92,7 +123,7 @@ TEST(HfOverrides, MalformedValuesAreErrorsNamingTheFlag) {
   for (const char* hostile : {R"({"max_position_embeddings": -4})", R"({"max_position_embeddings": 1e300})",
                               R"({"rope_scaling": {"rope_type": "yarn", "factor": 1e9}})",
                               R"({"rope_scaling": "yarn"})"}) {
-    auto r = engine::apply_hf_overrides(*model, flags_of({"--hf-overrides", hostile}));
+    auto r = engine::apply_hf_overrides(*model, flags_of({"--hf-overrides", hostile}), VllmVersion{0, 20});
     EXPECT_FALSE(r) << hostile;
     auto p = predict(*model, h100(), flags_of({"--hf-overrides", hostile}), VllmVersion{0, 19});
     EXPECT_FALSE(p) << hostile;
@@ -103,9 +134,10 @@ TEST(HfOverrides, MalformedValuesAreErrorsNamingTheFlag) {
 TEST(HfOverrides, TextConfigOverridesApplyToTheLanguageModel) {
   auto model = load_model("Qwen/Qwen2.5-VL-7B-Instruct");
   ASSERT_TRUE(model) << model.error().to_string();
-  auto overridden = engine::apply_hf_overrides(*model, flags_of({"--hf-overrides", R"({"text_config": {"max_position_embeddings": 32768}})"}));
-  ASSERT_TRUE(overridden && overridden->has_value());
-  EXPECT_EQ((*overridden)->max_position_embeddings, 32768);
+  auto overridden = engine::apply_hf_overrides(
+      *model, flags_of({"--hf-overrides", R"({"text_config": {"max_position_embeddings": 32768}})"}), VllmVersion{0, 20});
+  ASSERT_TRUE(overridden && overridden->model);
+  EXPECT_EQ(overridden->model->max_position_embeddings, 32768);
 }
 
 }  // namespace
