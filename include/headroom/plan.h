@@ -43,6 +43,11 @@ struct KeptFlags {
   std::optional<std::string> quantization;
   std::optional<std::string> dtype;
   std::string hf_overrides;  // --hf-overrides (a longer context through RoPE scaling)
+  // --compilation-config (its capture sizes and cudagraph_mode set the graphs every configuration captures)
+  std::string compilation_config;
+  std::optional<std::vector<int>> cudagraph_capture_sizes;
+  std::optional<int> max_cudagraph_capture_size;
+  std::optional<std::string> cudagraph_mode;
   std::optional<std::string> performance_mode;
   std::map<std::string, int> limit_mm_per_prompt;
   std::map<std::string, VllmFlags::MmDummySize> mm_dummy_sizes;

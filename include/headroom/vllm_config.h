@@ -52,6 +52,13 @@ struct VllmFlags {
   // --performance-mode (v0.17, #34936): "balanced" (vLLM's default), "interactivity" (CUDA graphs
   // at every batch size from 1 to 32) or "throughput" (the default batch limits doubled).
   std::optional<std::string> performance_mode;
+  // --compilation-config's CUDA graph keys (config/compilation.py CompilationConfig): the capture
+  // sizes as given, the largest size of the default list, and the mode (NONE, PIECEWISE, FULL,
+  // FULL_DECODE_ONLY, FULL_AND_PIECEWISE).
+  std::string compilation_config;  // the JSON object as given ("" when none)
+  std::optional<std::vector<int>> cudagraph_capture_sizes;
+  std::optional<int> max_cudagraph_capture_size;
+  std::optional<std::string> cudagraph_mode;
   // Environment variables that change memory or the startup checks (from `VAR=value vllm serve`,
   // --env, or a config file's command): envs.py of the version.
   std::optional<bool> estimate_cuda_graphs;        // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS

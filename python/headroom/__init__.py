@@ -84,7 +84,7 @@ def _engine_flags(engine_args: Mapping[str, Any], function: str) -> Dict[str, An
     return flags
 
 
-_PLAN_KEPT_ARGS = ("quantization", "dtype", "hf_overrides", "performance_mode", "limit_mm_per_prompt", "mm_processor_kwargs", "mm_encoder_tp_mode",
+_PLAN_KEPT_ARGS = ("quantization", "dtype", "hf_overrides", "compilation_config", "performance_mode", "limit_mm_per_prompt", "mm_processor_kwargs", "mm_encoder_tp_mode",
                    "language_model_only", "skip_mm_profiling")
 
 
@@ -231,7 +231,7 @@ def plan(model: Any, gpu: Optional[str] = None, gpus: Optional[int] = None, *, c
     ``concurrency`` requests, as ``headroom plan``: returns a Plan whose to_dict() equals
     ``headroom plan ... --format json``. goal: "throughput", "latency" or "context".
     ``kept_engine_args``: the engine arguments every configuration keeps as given, as
-    ``plan -- vllm serve MODEL --flag ...`` keeps them (quantization, dtype, hf_overrides, performance_mode, limit_mm_per_prompt,
+    ``plan -- vllm serve MODEL --flag ...`` keeps them (quantization, dtype, hf_overrides, compilation_config, performance_mode, limit_mm_per_prompt,
     mm_processor_kwargs, mm_encoder_tp_mode, language_model_only, skip_mm_profiling)."""
     request: Dict[str, Any] = {"model": _model_ref(model), "concurrency": concurrency, "goal": goal,
                                "allow_fp8_kv": allow_fp8_kv, "allow_eager": allow_eager}

@@ -35,7 +35,7 @@ from its flags: --max-model-len as --context, TP x PP x DP as --gpus, an fp8 --k
 --allow-fp8-kv, --enforce-eager as --allow-eager; options given before -- win.
 
 Kept as given in every configuration (as options, or from a pasted command when none is given):
-  --quantization/-q METHOD, --dtype DTYPE, --hf-overrides JSON, --performance-mode MODE,
+  --quantization/-q METHOD, --dtype DTYPE, --hf-overrides JSON, --compilation-config JSON, --performance-mode MODE,
   --limit-mm-per-prompt JSON, --mm-processor-kwargs JSON, --mm-encoder-tp-mode MODE,
   --language-model-only, --skip-mm-profiling
                         vLLM's flags, in vLLM's spelling: e.g. a vision-language model planned
@@ -113,8 +113,8 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--color", o.color_text);
   add_hub_options(app, o.hub, RevisionOption::include);
   // vLLM's flags that every configuration keeps, collected in vLLM's form for its own parser.
-  for (const char* name : {"--quantization,-q", "--dtype", "--hf-overrides", "--performance-mode", "--limit-mm-per-prompt",
-                           "--mm-processor-kwargs", "--mm-encoder-tp-mode"}) {
+  for (const char* name : {"--quantization,-q", "--dtype", "--hf-overrides", "--compilation-config", "--performance-mode",
+                           "--limit-mm-per-prompt", "--mm-processor-kwargs", "--mm-encoder-tp-mode"}) {
     const std::string flag = std::string(name).substr(0, std::string(name).find(','));
     app.add_option_function<std::string>(name, [&o, flag](const std::string& value) {
       o.kept_args.insert(o.kept_args.end(), {flag, value});

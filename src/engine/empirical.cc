@@ -191,11 +191,17 @@ Bytes estimate_baseline(int tp, int pp) {
   return from_gib(gib);
 }
 
-int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& sizes, int max_num_seqs) {
-  int graphs = static_cast<int>(sizes.size());
-  if (version.is_v1_engine() && version >= VllmVersion{0, 11})
-    graphs += static_cast<int>(std::count_if(sizes.begin(), sizes.end(), [&](int s) { return s <= max_num_seqs; }));
-  return graphs;
+int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& sizes, int max_num_seqs,
+                    const std::optional<std::string>& mode) {
+  const int all = static_cast<int>(sizes.size());
+  const int decode = static_cast<int>(std::count_if(sizes.begin(), sizes.end(), [&](int s) { return s <= max_num_seqs; }));
+  if (mode && version.is_v1_engine()) {
+    if (*mode == "NONE") return 0;
+    if (*mode == "PIECEWISE" || *mode == "FULL") return all;
+    if (*mode == "FULL_DECODE_ONLY") return decode;
+    if (*mode == "FULL_AND_PIECEWISE") return all + decode;
+  }
+  return version.is_v1_engine() && version >= VllmVersion{0, 11} ? all + decode : all;
 }
 
 namespace {

@@ -99,7 +99,10 @@ Bytes estimate_baseline(int tensor_parallel_size, int pipeline_parallel_size);
 
 // CUDA graphs captured: one PIECEWISE graph per capture size, plus from v0.11 (#25444,
 // FULL_AND_PIECEWISE) one FULL decode graph per size ≤ max_num_seqs (cudagraph_dispatcher.py).
-int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& capture_sizes, int max_num_seqs);
+// --compilation-config's cudagraph_mode, where given: NONE captures nothing, PIECEWISE and FULL
+// one graph per size, FULL_DECODE_ONLY one per size ≤ max_num_seqs, FULL_AND_PIECEWISE both.
+int num_cuda_graphs(const VllmVersion& version, const std::vector<int>& capture_sizes, int max_num_seqs,
+                    const std::optional<std::string>& mode = std::nullopt);
 
 // The buffers of the sampler warm-up after graph capture: R dummy requests over the padded
 // vocabulary at the sampler era's bytes per logit (the same _dummy_sampler_run as the profile's).

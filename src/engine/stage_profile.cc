@@ -145,13 +145,17 @@ void profile_non_torch(const ModelSpec& model, const GpuSpec& gpu, const Resolve
 
 // CUDA graphs: what the full capture after the KV allocation takes, and what the profile's own
 // estimate subtracts before it (v0.21+ or VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1).
-void profile_cuda_graphs(const ModelSpec& model, const GpuSpec& gpu, const ResolvedConfig& config, const WeightPlan& plan,
-                         const RankPlace& place, RankProfile& r) {
+void profile_cuda_graphs(const ModelSpec& model, const GpuSpec& gpu, const VllmFlags& flags, const ResolvedConfig& config,
+                         const WeightPlan& plan, const RankPlace& place, RankProfile& r) {
   const ResolvedSettings& s = config.settings;
-  const auto capture_sizes =
-      cudagraph_capture_sizes(config.version, s.max_num_seqs, s.max_num_batched_tokens,
-                              {.sm100_family = is_sm100_family(gpu), .interactivity = s.performance_mode == "interactivity"});
-  const int num_graphs = s.enforce_eager ? 0 : num_cuda_graphs(config.version, capture_sizes, s.max_num_seqs);
+  const auto capture_sizes = cudagraph_capture_sizes(
+      config.version, s.max_num_seqs, s.max_num_batched_tokens,
+      {.sm100_family = is_sm100_family(gpu),
+       .interactivity = s.performance_mode == "interactivity",
+       .given_sizes = flags.cudagraph_capture_sizes ? &*flags.cudagraph_capture_sizes : nullptr,
+       .max_capture_size = flags.max_cudagraph_capture_size});
+  const int num_graphs =
+      s.enforce_eager ? 0 : num_cuda_graphs(config.version, capture_sizes, s.max_num_seqs, flags.cudagraph_mode);
   const int moe_width_divisor = plan.expert_parallel_size > 1 ? 1 : s.tensor_parallel_size;
   r.graph = estimate_cuda_graph(model, num_graphs, place.stage_layers, moe_width_divisor);
   r.graph_estimate = s.estimate_cuda_graphs
@@ -201,7 +205,7 @@ RankProfile profile_rank(const ModelSpec& model, const GpuSpec& gpu, const VllmF
   const EncoderProfile encoder = profile_encoder(model, flags, config, place, device);
   profile_activation(model, gpu, flags, config, plan, place, encoder, r);
   profile_non_torch(model, gpu, config, place, r);
-  profile_cuda_graphs(model, gpu, config, plan, place, r);
+  profile_cuda_graphs(model, gpu, flags, config, plan, place, r);
   if (options.measured) apply_measured(*options.measured, config.settings, r);
   r.kv_available = available_kv_memory(config, budget, weights.resident, r);
   // torch.OutOfMemoryError in the profile run, when the weights themselves loaded.

@@ -199,6 +199,55 @@ void add_config_override_flags(std::vector<FlagSpec>& t) {
   }));
 }
 
+// --compilation-config's CUDA graph keys (config/compilation.py): the capture sizes, the largest
+// size of the default list, and the mode. Other keys are kept in the JSON for the warning.
+Result<void> read_compilation_config(VllmFlags& f, const std::string& flag, const std::string& v) {
+  auto j = util::parse_json(v, flag);
+  if (!j || !j->is_object())
+    return tl::unexpected(flag_error(flag, "expected a JSON object, got '" + v + "' (e.g. '{\"cudagraph_capture_sizes\": [1, 2, 4, 8]}')"));
+  constexpr int k_max_size = 1 << 16, k_max_sizes = 4096;
+  if (auto it = j->find("cudagraph_capture_sizes"); it != j->end() && !it->is_null()) {
+    if (!it->is_array() || it->size() > k_max_sizes)
+      return tl::unexpected(flag_error(flag, "cudagraph_capture_sizes: expected a list of at most 4096 batch sizes"));
+    std::vector<int> sizes;
+    for (const auto& s : *it) {
+      if (!s.is_number_integer() || s.get<std::int64_t>() < 1 || s.get<std::int64_t>() > k_max_size)
+        return tl::unexpected(flag_error(flag, "cudagraph_capture_sizes: expected batch sizes from 1 to 65536, got " + s.dump()));
+      sizes.push_back(s.get<int>());
+    }
+    f.cudagraph_capture_sizes = std::move(sizes);
+  }
+  if (auto it = j->find("max_cudagraph_capture_size"); it != j->end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > k_max_size)
+      return tl::unexpected(flag_error(flag, "max_cudagraph_capture_size: expected a batch size from 1 to 65536, got " + it->dump()));
+    f.max_cudagraph_capture_size = it->get<int>();
+  }
+  if (auto it = j->find("cudagraph_mode"); it != j->end() && !it->is_null()) {
+    static const char* k_modes[] = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+    std::string mode = it->is_string() ? it->get<std::string>() : "";
+    std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (std::find(std::begin(k_modes), std::end(k_modes), mode) == std::end(k_modes))
+      return tl::unexpected(flag_error(flag, "cudagraph_mode: expected NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or "
+                                             "FULL_AND_PIECEWISE, got " + it->dump()));
+    f.cudagraph_mode = mode;
+  }
+  f.compilation_config = j->dump();
+  return {};
+}
+
+// What --compilation-config holds that the prediction does not read: one warning naming the keys.
+std::vector<std::string> compilation_config_warnings(const VllmFlags& f) {
+  if (f.compilation_config.empty()) return {};
+  const auto j = nlohmann::json::parse(f.compilation_config, nullptr, false);
+  std::string keys;
+  for (const auto& [key, value] : j.items())
+    if (key != "cudagraph_capture_sizes" && key != "max_cudagraph_capture_size" && key != "cudagraph_mode")
+      keys += (keys.empty() ? "'" : ", '") + key + "'";
+  if (keys.empty()) return {};
+  return {"--compilation-config: " + keys + " not modelled: only the CUDA graph capture sizes and cudagraph_mode "
+          "change the prediction (graphs and FlashInfer's all-reduce fusion otherwise as at vLLM's defaults)"};
+}
+
 // Multimodal inputs (config/multimodal.py MultiModalConfig, engine/arg_utils.py) and
 // --performance-mode, after the flags of flag_table.
 void add_multimodal_flags(std::vector<FlagSpec>& t) {
@@ -229,6 +278,7 @@ void add_multimodal_flags(std::vector<FlagSpec>& t) {
     return {};
   }));
   add_config_override_flags(t);
+  t.push_back(value_flag({"--compilation-config"}, read_compilation_config));
   // The pooling runner (adapters.py _create_pooling_model_cls deletes lm_head): --runner from
   // v0.10.2, --convert beside it, --task before.
   t.push_back(value_flag({"--runner", "--convert", "--task"}, [](VllmFlags& f, const std::string& flag, const std::string& v) -> Result<void> {
@@ -350,7 +400,7 @@ const std::vector<std::pair<std::vector<std::string>, std::string>>& unmodelled_
        "find less KV cache than predicted"},
       {{"--limit-mm-per-prompt", "--mm-processor-kwargs", "--mm-encoder-tp-mode"},
        "the vision encoder is predicted as with vLLM's default limits"},
-      {{"--compilation-config", "-O", "--cuda-graph-sizes"},
+      {{"-O", "--cuda-graph-sizes"},
        "CUDA graphs are predicted with vLLM's default capture sizes, and FlashInfer's all-reduce fusion (its workspace at "
        "TP > 1 on NVSwitch boards) as at the default optimization level"},
       {{"--kv-transfer-config", "--kv-offloading-size", "--kv-offloading-backend", "--kv-events-config"},
@@ -756,6 +806,7 @@ Result<VllmCommand> parse_vllm_command(const std::vector<std::string>& args_in) 
   for (; p.i < p.args.size(); ++p.i)
     if (auto r = p.word(); !r) return tl::unexpected(r.error());
   for (auto& warning : engine::hf_override_warnings(p.cmd.flags)) p.cmd.warnings.push_back(std::move(warning));
+  for (auto& warning : compilation_config_warnings(p.cmd.flags)) p.cmd.warnings.push_back(std::move(warning));
   return std::move(p.cmd);
 }
 

@@ -105,8 +105,16 @@ std::vector<int> cudagraph_capture_sizes(const VllmVersion& version, int max_num
     }
     return {sizes.begin(), sizes.end()};
   }
+  if (options.given_sizes && !options.given_sizes->empty()) {
+    // The user's list, as given (deduplicated, sorted); sizes above the batch limit cannot run.
+    for (int s : *options.given_sizes)
+      if (s > 0 && s <= max_num_batched_tokens) sizes.insert(s);
+    return {sizes.begin(), sizes.end()};
+  }
   int max_capture;
-  if (version < VllmVersion{0, 10}) {
+  if (options.max_capture_size && *options.max_capture_size > 0) {
+    max_capture = *options.max_capture_size;  // the default list's step pattern up to the given largest size
+  } else if (version < VllmVersion{0, 10}) {
     max_capture = 512;  // v0.8-v0.9: [1, 2, 4] + 8..512 step 8, filtered by mnbt
   } else {
     // Data-center Blackwell (SM100 family) captures up to 1024 from v0.28 (#49390).

@@ -49,6 +49,8 @@ std::string performance_mode(const VllmVersion& version, const VllmFlags& flags)
 struct CaptureOptions {
   bool sm100_family = false;   // data-center Blackwell (compute capability 10.x)
   bool interactivity = false;  // --performance-mode interactivity: every size from 1 to min(max capture, 32)
+  const std::vector<int>* given_sizes = nullptr;  // --compilation-config cudagraph_capture_sizes
+  std::optional<int> max_capture_size;           // --compilation-config max_cudagraph_capture_size
 };
 
 // CUDA graph capture sizes (config/vllm.py _set_cudagraph_sizes) for the version.

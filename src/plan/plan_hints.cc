@@ -9,6 +9,10 @@ KeptFlags KeptFlags::from(const VllmFlags& f) {
   k.quantization = f.quantization;
   k.dtype = f.dtype;
   k.hf_overrides = f.hf_overrides;
+  k.compilation_config = f.compilation_config;
+  k.cudagraph_capture_sizes = f.cudagraph_capture_sizes;
+  k.max_cudagraph_capture_size = f.max_cudagraph_capture_size;
+  k.cudagraph_mode = f.cudagraph_mode;
   k.performance_mode = f.performance_mode;
   k.limit_mm_per_prompt = f.limit_mm_per_prompt;
   k.mm_dummy_sizes = f.mm_dummy_sizes;
@@ -20,7 +24,7 @@ KeptFlags KeptFlags::from(const VllmFlags& f) {
 }
 
 bool KeptFlags::empty() const {
-  return !quantization && !dtype && hf_overrides.empty() && !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
+  return !quantization && !dtype && hf_overrides.empty() && compilation_config.empty() && !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
          !language_model_only && !skip_mm_profiling;
 }
 
@@ -28,6 +32,10 @@ void KeptFlags::apply(VllmFlags& f) const {
   f.quantization = quantization;
   f.dtype = dtype;
   f.hf_overrides = hf_overrides;
+  f.compilation_config = compilation_config;
+  f.cudagraph_capture_sizes = cudagraph_capture_sizes;
+  f.max_cudagraph_capture_size = max_cudagraph_capture_size;
+  f.cudagraph_mode = cudagraph_mode;
   f.performance_mode = performance_mode;
   f.limit_mm_per_prompt = limit_mm_per_prompt;
   f.mm_dummy_sizes = mm_dummy_sizes;
@@ -40,6 +48,7 @@ void KeptFlags::apply(VllmFlags& f) const {
 std::vector<std::pair<std::string, std::string>> KeptFlags::values() const {
   std::vector<std::pair<std::string, std::string>> out;
   if (!hf_overrides.empty()) out.emplace_back("hf-overrides", hf_overrides);
+  if (!compilation_config.empty()) out.emplace_back("compilation-config", compilation_config);
   if (performance_mode && *performance_mode != "balanced") out.emplace_back("performance-mode", *performance_mode);
   if (!limit_mm_per_prompt.empty()) {
     VllmFlags f;

@@ -160,3 +160,15 @@ def test_record_of_a_bad_log_stores_nothing(tmp_db):
         headroom.record([3], db=tmp_db)
     with pytest.raises(headroom.InvalidArgument):
         headroom.record(str(_a_failure_log()), outcome="maybe", db=tmp_db)
+
+
+def test_plan_keeps_the_compilation_config():
+    # Four capture sizes instead of vLLM's default list: every configuration captures those graphs.
+    cc = {"cudagraph_capture_sizes": [1, 2, 4, 8]}
+    p = headroom.plan("Qwen/Qwen3-8B", gpu="L4", context=8192, vllm_version="0.21.0", compilation_config=cc)
+    assert p.to_dict() == cli_json("plan", "Qwen/Qwen3-8B", "--gpu", "L4", "--context", "8192", "--vllm-version", "0.21.0",
+                                   "--compilation-config", json.dumps(cc))
+    assert "compilation_config=" in p.recommended.renderings["python"]
+    plain = headroom.plan("Qwen/Qwen3-8B", gpu="L4", context=8192, vllm_version="0.21.0")
+    graphs = lambda plan: plan.recommended.prediction.to_dict()["memory"]["cuda_graph_gib"]
+    assert graphs(p) < graphs(plain)
