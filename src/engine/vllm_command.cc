@@ -200,13 +200,16 @@ void add_config_override_flags(std::vector<FlagSpec>& t) {
 }
 
 // --compilation-config's CUDA graph keys (config/compilation.py): the capture sizes, the largest
-// size of the default list, and the mode. Other keys are kept in the JSON for the warning.
+// size of the default list, and the mode. Later objects (and --compilation-config.FIELD values)
+// merge key by key; other keys are kept in the JSON for the warning.
 Result<void> read_compilation_config(VllmFlags& f, const std::string& flag, const std::string& v) {
-  auto j = util::parse_json(v, flag);
-  if (!j || !j->is_object())
+  auto given = util::parse_json(v, flag);
+  if (!given || !given->is_object())
     return tl::unexpected(flag_error(flag, "expected a JSON object, got '" + v + "' (e.g. '{\"cudagraph_capture_sizes\": [1, 2, 4, 8]}')"));
+  auto j = f.compilation_config.empty() ? nlohmann::json::object() : nlohmann::json::parse(f.compilation_config);
+  j.merge_patch(*given);
   constexpr int k_max_size = 1 << 16, k_max_sizes = 4096;
-  if (auto it = j->find("cudagraph_capture_sizes"); it != j->end() && !it->is_null()) {
+  if (auto it = j.find("cudagraph_capture_sizes"); it != j.end() && !it->is_null()) {
     if (!it->is_array() || it->size() > k_max_sizes)
       return tl::unexpected(flag_error(flag, "cudagraph_capture_sizes: expected a list of at most 4096 batch sizes"));
     std::vector<int> sizes;
@@ -217,12 +220,12 @@ Result<void> read_compilation_config(VllmFlags& f, const std::string& flag, cons
     }
     f.cudagraph_capture_sizes = std::move(sizes);
   }
-  if (auto it = j->find("max_cudagraph_capture_size"); it != j->end() && !it->is_null()) {
+  if (auto it = j.find("max_cudagraph_capture_size"); it != j.end() && !it->is_null()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > k_max_size)
       return tl::unexpected(flag_error(flag, "max_cudagraph_capture_size: expected a batch size from 1 to 65536, got " + it->dump()));
     f.max_cudagraph_capture_size = it->get<int>();
   }
-  if (auto it = j->find("cudagraph_mode"); it != j->end() && !it->is_null()) {
+  if (auto it = j.find("cudagraph_mode"); it != j.end() && !it->is_null()) {
     static const char* k_modes[] = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
     std::string mode = it->is_string() ? it->get<std::string>() : "";
     std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -231,7 +234,7 @@ Result<void> read_compilation_config(VllmFlags& f, const std::string& flag, cons
                                              "FULL_AND_PIECEWISE, got " + it->dump()));
     f.cudagraph_mode = mode;
   }
-  f.compilation_config = j->dump();
+  f.compilation_config = j.dump();
   return {};
 }
 
@@ -694,6 +697,23 @@ struct CommandParser {
     return {};
   }
 
+  // --compilation-config.FIELD VALUE (FlexibleArgumentParser's dotted form): the field merged into
+  // the compilation config as JSON, or as text when it is not JSON (cudagraph_mode NONE).
+  Result<void> compilation_config_field(const std::string& arg, const std::string& name, std::string value,
+                                        bool has_inline_value) {
+    if (!has_inline_value) {
+      if (i + 1 >= args.size() || looks_like_flag(args[i + 1]))
+        return make_error(ErrorCode::invalid_argument, "expected a value", name);
+      value = args[++i];
+    }
+    std::string field = arg.substr(std::string("--compilation-config.").size());
+    if (auto eq = field.find('='); eq != std::string::npos) field = field.substr(0, eq);
+    std::replace(field.begin(), field.end(), '-', '_');
+    auto parsed = util::parse_json(value, name);  // depth-limited
+    const nlohmann::json object{{field, parsed ? *parsed : nlohmann::json(value)}};
+    return read_compilation_config(cmd.flags, "--compilation-config", object.dump());
+  }
+
   Result<void> attention_config(const std::string& arg, const std::string& name, std::string value, bool has_inline_value) {
     const bool dotted = name.size() > std::string("--attention-config").size();
     if (!has_inline_value) {
@@ -786,6 +806,7 @@ struct CommandParser {
     if (name == "--model") return model_flag(value, has_inline_value);
     if (name == "--attention-config" || name.starts_with("--attention-config."))
       return attention_config(arg, name, value, has_inline_value);
+    if (name.starts_with("--compilation-config.")) return compilation_config_field(arg, name, value, has_inline_value);
     auto known = table_flag(name, value, has_inline_value);
     if (!known) return tl::unexpected(known.error());
     if (!*known) unmodelled_flag(name, value, has_inline_value);

@@ -24,8 +24,9 @@ KeptFlags KeptFlags::from(const VllmFlags& f) {
 }
 
 bool KeptFlags::empty() const {
-  return !quantization && !dtype && hf_overrides.empty() && compilation_config.empty() && !performance_mode && limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode &&
-         !language_model_only && !skip_mm_profiling;
+  return !quantization && !dtype && hf_overrides.empty() && compilation_config.empty() && !performance_mode &&
+         limit_mm_per_prompt.empty() && mm_processor_kwargs.empty() && !mm_encoder_tp_mode && !language_model_only &&
+         !skip_mm_profiling;
 }
 
 void KeptFlags::apply(VllmFlags& f) const {

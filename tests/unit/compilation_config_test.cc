@@ -23,6 +23,21 @@ TEST(CompilationConfig, TheGraphKeysAreRead) {
   EXPECT_NE(cmd->warnings[0].find("'level' not modelled"), std::string::npos) << cmd->warnings[0];
 }
 
+// FlexibleArgumentParser's dotted form, and later objects merging key by key.
+TEST(CompilationConfig, DottedFieldsAndLaterObjectsMerge) {
+  auto cmd = parse_vllm_command({"--compilation-config", R"({"cudagraph_capture_sizes": [1, 2]})",
+                                 "--compilation-config.cudagraph_mode", "NONE", "--compilation-config.max_cudagraph_capture_size=32"});
+  ASSERT_TRUE(cmd) << cmd.error().to_string();
+  ASSERT_TRUE(cmd->flags.cudagraph_capture_sizes);
+  EXPECT_EQ(*cmd->flags.cudagraph_capture_sizes, (std::vector<int>{1, 2}));
+  EXPECT_EQ(cmd->flags.cudagraph_mode.value_or(""), "NONE");
+  EXPECT_EQ(cmd->flags.max_cudagraph_capture_size.value_or(0), 32);
+  EXPECT_TRUE(cmd->warnings.empty()) << cmd->warnings.front();
+  auto bad = parse_vllm_command({"--compilation-config.cudagraph_mode", "SOMETIMES"});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().where, "--compilation-config");
+}
+
 TEST(CompilationConfig, MalformedValuesAreErrorsNamingTheFlag) {
   for (const char* bad : {"[1]", R"({"cudagraph_capture_sizes": [0]})", R"({"cudagraph_capture_sizes": "1,2"})",
                           R"({"cudagraph_capture_sizes": [1e12]})", R"({"max_cudagraph_capture_size": -1})",
