@@ -41,7 +41,8 @@ vLLM flags (vLLM's names and defaults): --tensor-parallel-size/-tp, --pipeline-p
   --num-gpu-blocks-override, --cpu-offload-gb, --enable-expert-parallel, --attention-config (use_fp4_indexer_cache;
   JSON or --attention-config.FIELD VALUE), --hf-overrides (its max_position_embeddings and the RoPE
   key the release reads: rope_scaling before v0.12, rope_parameters from v0.19.1 (transformers v5),
-  either between; top level or in text_config; also the older --rope-scaling and --rope-theta),
+  rope_scaling (or rope_parameters where the config has no scaling) between; top level or in
+  text_config; also the older --rope-scaling and --rope-theta),
   --compilation-config (its cudagraph_capture_sizes, max_cudagraph_capture_size, cudagraph_mode),
   --performance-mode, and the multimodal --limit-mm-per-prompt,
   --mm-processor-kwargs, --mm-encoder-tp-mode, --language-model-only, --skip-mm-profiling,

@@ -35,36 +35,62 @@ Result<void> apply_length(ModelSpec& m, const nlohmann::json& o, const std::stri
   return {};
 }
 
-// One object of overrides (the top level, or text_config) applied to the model's text model:
-// the length limit, then the RoPE key `version` reads (rope_parameters wins where both count).
+// The RoPE scaling an override key gives: absent (nullopt), or a scaling that may be none (null).
+// Checked in every release, so a malformed value is an error wherever it is given.
+Result<std::optional<std::optional<RopeScaling>>> rope_override(const nlohmann::json& o, const char* key,
+                                                                const std::string& where) {
+  auto it = o.find(key);
+  if (it == o.end()) return std::optional<std::optional<RopeScaling>>{};
+  if (it->is_null()) return std::optional<std::optional<RopeScaling>>{std::optional<RopeScaling>{}};
+  auto parsed = parse_rope_scaling(nlohmann::json{{key, *it}}, "--hf-overrides " + where + key);
+  if (!parsed) return tl::unexpected(parsed.error());
+  return std::optional<std::optional<RopeScaling>>{*parsed};
+}
+
+std::string ignored(const std::string& where, const char* key, const VllmVersion& version, const std::string& why) {
+  return "--hf-overrides " + where + key + " changes nothing in vLLM " + version.to_string() + ": " + why +
+         ", so the length is derived as published";
+}
+
+// One object of overrides (the top level, or text_config) applied to the model's text model: the
+// length limit, then the RoPE key the release reads.
+//   before v0.12: rope_scaling; a rope_parameters override is not read.
+//   v0.12 to v0.19.0 (transformers v4): patch_rope_parameters copies a rope_scaling (the
+//     override's, else the config's own) over rope_parameters, so rope_scaling wins, and a
+//     rope_parameters override counts only for a config without a scaling of its own.
+//   from v0.19.1 (transformers v5): rope_parameters only; a rope_scaling override is not read.
 Result<void> apply_level(ModelSpec& m, const nlohmann::json& o, const std::string& where, const VllmVersion& version,
                          std::vector<std::string>& notes) {
   if (auto r = apply_length(m, o, where); !r) return r;
-  for (const char* key : {"rope_scaling", "rope_parameters"}) {
-    auto it = o.find(key);
-    if (it == o.end()) continue;
-    // Checked in every version, so a malformed value is an error wherever it is given.
-    std::optional<RopeScaling> rope;
-    if (!it->is_null()) {
-      auto parsed = parse_rope_scaling(nlohmann::json{{key, *it}}, "--hf-overrides " + where + key);
-      if (!parsed) return tl::unexpected(parsed.error());
-      rope = *parsed;
-    }
-    const bool scaling = std::string_view(key) == "rope_scaling";
-    if (scaling && version >= k_transformers_v5) {
+  auto scaling = rope_override(o, "rope_scaling", where);
+  if (!scaling) return tl::unexpected(scaling.error());
+  auto parameters = rope_override(o, "rope_parameters", where);
+  if (!parameters) return tl::unexpected(parameters.error());
+  if (version >= k_transformers_v5) {
+    if (*scaling) {
       const std::string instead = where.empty() ? R"('{"rope_parameters": {...}}')"
                                                 : R"('{"text_config": {"rope_parameters": {...}}}')";
-      notes.push_back("--hf-overrides " + where + "rope_scaling (or --rope-scaling) changes nothing in vLLM " +
-                      version.to_string() + ": it runs transformers v5 (from v0.19.1, #30566), whose config reads "
-                      "rope_parameters, so the length is derived as published; give --hf-overrides " + instead + " instead");
-      continue;
+      notes.push_back(ignored(where, "rope_scaling (or --rope-scaling)", version,
+                              "it runs transformers v5 (from v0.19.1, #30566), whose config reads rope_parameters") +
+                      "; give --hf-overrides " + instead + " instead");
     }
-    if (!scaling && version < k_reads_rope_parameters) {
-      notes.push_back("--hf-overrides " + where + "rope_parameters changes nothing in vLLM " + version.to_string() +
-                      ": it reads rope_scaling (rope_parameters from v0.12, #28542); the length is derived as published");
-      continue;
+    if (*parameters) m.rope_scaling = **parameters;
+  } else if (version >= k_reads_rope_parameters) {
+    if (*scaling) {
+      m.rope_scaling = **scaling;
+    } else if (*parameters && m.rope_scaling) {
+      notes.push_back(ignored(where, "rope_parameters", version,
+                              "with transformers v4 vLLM copies the config's own rope_scaling over it "
+                              "(patch_rope_parameters)") +
+                      "; override rope_scaling instead");
+    } else if (*parameters) {
+      m.rope_scaling = **parameters;
     }
-    m.rope_scaling = rope;
+  } else {
+    if (*parameters)
+      notes.push_back(ignored(where, "rope_parameters", version, "it reads rope_scaling (rope_parameters from v0.12, #28542)") +
+                      "; override rope_scaling instead");
+    if (*scaling) m.rope_scaling = **scaling;
   }
   return {};
 }

@@ -24,9 +24,10 @@ struct OverriddenModel {
 
 // Which RoPE key an override must name depends on the release: vLLM read `rope_scaling` up to
 // #28542 (taken as v0.12, "Update rope_scaling to rope_parameters in preparation for Transformers
-// v5"), then moved a found rope_scaling into `rope_parameters` (patch_rope_parameters, transformers
-// v4 branch); from vLLM's move to transformers v5 (#30566, shipped in v0.19.1) the config reads
-// rope_parameters only, so a rope_scaling override (and --rope-scaling) changes nothing.
+// v5"), then copied a found rope_scaling (the override's, else the config's own) over
+// `rope_parameters` (patch_rope_parameters, transformers v4 branch); from vLLM's move to
+// transformers v5 (#30566, shipped in v0.19.1) the config reads rope_parameters only, so a
+// rope_scaling override (and --rope-scaling) changes nothing.
 // Errors name the flag.
 Result<OverriddenModel> apply_hf_overrides(const ModelSpec& model, const VllmFlags& flags, const VllmVersion& version);
 

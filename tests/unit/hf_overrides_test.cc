@@ -78,6 +78,25 @@ TEST(HfOverrides, TheRopeKeyThatCountsFollowsTheRelease) {
   EXPECT_FALSE(predicted(*model, scaling, VllmVersion{0, 11}).failure.has_value());
 }
 
+// v0.12 to v0.19.0 run transformers v4, where patch_rope_parameters copies the config's own
+// rope_scaling over rope_parameters: Llama-3.1's llama3 scaling stays, and the override is said
+// to change nothing; an overridden rope_scaling takes its place.
+TEST(HfOverrides, TransformersV4CopiesTheConfigsOwnScalingOverRopeParameters) {
+  auto model = load_model("meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(model);
+  const std::string dynamic = R"({"rope_type":"dynamic","factor":2.0})";
+  auto kept = engine::apply_hf_overrides(*model, flags_of({"--hf-overrides", R"({"rope_parameters":)" + dynamic + "}"}),
+                                         VllmVersion{0, 15});
+  ASSERT_TRUE(kept && kept->model);
+  EXPECT_EQ(engine::derived_max_model_len(*kept->model), engine::derived_max_model_len(*model));
+  ASSERT_EQ(kept->notes.size(), 1u);
+  EXPECT_NE(kept->notes[0].find("copies the config's own rope_scaling"), std::string::npos) << kept->notes[0];
+  auto replaced = engine::apply_hf_overrides(*model, flags_of({"--hf-overrides", R"({"rope_scaling":)" + dynamic + "}"}),
+                                             VllmVersion{0, 15});
+  ASSERT_TRUE(replaced && replaced->model);
+  EXPECT_EQ(replaced->model->rope_scaling->type, "dynamic");
+}
+
 // The rotary cache follows the overridden length; the model as published keeps its own weights
 // (the per-layout weights memo must not hand one to the other).
 TEST(HfOverrides, TheWeightsMemoKeepsThePublishedModelApart) {
