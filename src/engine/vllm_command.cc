@@ -710,8 +710,10 @@ struct CommandParser {
     if (auto eq = field.find('='); eq != std::string::npos) field = field.substr(0, eq);
     std::replace(field.begin(), field.end(), '-', '_');
     auto parsed = util::parse_json(value, name);  // depth-limited
+    // The field and a value that is not JSON are raw bytes: invalid UTF-8 is replaced, not thrown on.
     const nlohmann::json object{{field, parsed ? *parsed : nlohmann::json(value)}};
-    return read_compilation_config(cmd.flags, "--compilation-config", object.dump());
+    return read_compilation_config(cmd.flags, "--compilation-config",
+                                   object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 
   Result<void> attention_config(const std::string& arg, const std::string& name, std::string value, bool has_inline_value) {

@@ -38,6 +38,17 @@ TEST(CompilationConfig, DottedFieldsAndLaterObjectsMerge) {
   EXPECT_EQ(bad.error().where, "--compilation-config");
 }
 
+// Raw bytes that are not UTF-8, in the dotted field's name or its value (the fuzzer's find: the
+// JSON they were put in threw on serialisation and ended the process): an error or a warning.
+TEST(CompilationConfig, BytesThatAreNotUtf8AreNoCrash) {
+  auto bad_value = parse_vllm_command({"--compilation-config.cudagraph_mode", "N\xff\xfeNE"});
+  ASSERT_FALSE(bad_value);
+  EXPECT_EQ(bad_value.error().where, "--compilation-config");
+  auto bad_field = parse_vllm_command({"--compilation-config.\xffx", "1"});
+  ASSERT_TRUE(bad_field) << bad_field.error().to_string();
+  ASSERT_EQ(bad_field->warnings.size(), 1u);
+}
+
 TEST(CompilationConfig, MalformedValuesAreErrorsNamingTheFlag) {
   for (const char* bad : {"[1]", R"({"cudagraph_capture_sizes": [0]})", R"({"cudagraph_capture_sizes": "1,2"})",
                           R"({"cudagraph_capture_sizes": [1e12]})", R"({"max_cudagraph_capture_size": -1})",
