@@ -621,6 +621,54 @@ EncoderProfile qwen2_audio_profile(const ModelSpec& model, const VllmFlags& flag
   return p;
 }
 
+// Qwen3-Omni's thinker profiles its audio encoder when images and video are limited to 0
+// (qwen3_omni_moe_thinker.py). The dummy clip is Qwen2.5-Omni's (the thinker reuses
+// Qwen2_5OmniThinkerDummyInputsBuilder): min(chunk_length, 30) s at 16 kHz, 3,000 mel frames. The
+// budget counts 750 tokens a clip, Qwen2-Audio's count (Qwen3OmniMoeThinkerProcessingInfo takes
+// get_mm_max_tokens_per_item from Qwen2AudioProcessingInfo, first among its bases); the encoder
+// hands over 390 (its _get_feat_extract_output_lengths: 13 per 100 frames). Qwen3OmniMoeAudioEncoder
+// (transformers', and vLLM's own from 2026) cuts the mel frames into chunks of 2 x n_window and runs
+// three stride-2 3x3 convolutions of downsample_hidden_size channels on at most conv_chunksize chunks
+// at a time, each followed by GELU: the first convolution's output and its GELU, at half the mel bins
+// and half the chunk's frames, are the pass's peak. The layers after them attend within windows of
+// n_window_infer frames (104 positions), so no positions-squared term counts.
+bool qwen3_omni_audio_tower(const ModelSpec& model) {
+  return model.audio && model.audio->model_type == "qwen3_omni_moe_audio_encoder" && model.audio->d_model > 0;
+}
+
+EncoderProfile qwen3_omni_audio_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                                        const VllmVersion& version, double dtype_bytes) {
+  EncoderProfile p;
+  const AudioConfig& a = *model.audio;
+  // Qwen3OmniMoeAudioEncoderConfig's defaults where the config leaves them out.
+  const std::int64_t chunk_frames = 2 * static_cast<std::int64_t>(a.n_window > 0 ? a.n_window : 100);
+  const std::int64_t per_call = a.conv_chunksize > 0 ? a.conv_chunksize : 500;
+  const std::int64_t channels = a.downsample_hidden_size > 0 ? a.downsample_hidden_size : 480;
+  const std::int64_t mel = std::max(1, a.num_mel_bins > 0 ? a.num_mel_bins : 128);
+  const std::int64_t frames = 3000, chunks_per_clip = (frames + chunk_frames - 1) / chunk_frames;
+  auto halved = [](std::int64_t n) { return (n + 1) / 2; };  // a 3x3 convolution, stride 2, padding 1
+  const std::int64_t per_chunk_out = halved(halved(halved(chunk_frames)));
+  p.item.modality = "audio";
+  p.item.patches = chunks_per_clip * per_chunk_out;
+  p.item.tokens = (frames / 100) * 13 + ((frames % 100) > 0 ? halved(halved(halved(frames % 100))) : 0);
+  p.item.budget_tokens = 750;
+  p.item.attention_span = per_chunk_out;
+  p.item.source = "a 30 s dummy clip, 3,000 mel frames in " + std::to_string(chunks_per_clip) + " chunks of " +
+                  std::to_string(chunk_frames) + " (qwen3_omni_moe_thinker.py); 750 tokens budgeted (Qwen2AudioProcessingInfo)";
+  p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
+  const double chunks = static_cast<double>(p.items) * chunks_per_clip;
+  const double first_conv = static_cast<double>(channels * halved(mel) * halved(chunk_frames)) * dtype_bytes;
+  const double conv_stage = 2.0 * std::min(chunks, static_cast<double>(per_call)) * first_conv;
+  const double conv_kept = chunks * static_cast<double>(channels * halved(halved(halved(mel))) * per_chunk_out) * dtype_bytes;
+  const double layers = p.items * static_cast<double>(p.item.patches) * whisper_position_bytes(a, dtype_bytes);
+  const double features = p.items * static_cast<double>(mel * frames) * (4.0 + dtype_bytes);  // float32, then cast
+  finish_audio_profile(p, model, version, std::max(conv_stage + conv_kept, layers) + features,
+                       ", convolved " + std::to_string(static_cast<std::int64_t>(std::min(chunks, static_cast<double>(per_call)))) +
+                           " chunks at a time",
+                       dtype_bytes);
+  return p;
+}
+
 // Ultravox (ultravox.py, in the files read from v0.11 on; earlier releases are not checked): the
 // dummy audio is chunk_length x sampling_rate x _MAX_ENCODER_BATCH_SIZE samples (16 x 30 s), which
 // the processor splits into 16 chunks of 3,000 mel frames; each gives the Whisper encoder
@@ -709,7 +757,8 @@ EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, c
 }  // namespace
 
 bool audio_pass_sized(const ModelSpec& model, const VllmVersion& version) {
-  return qwen2_audio_tower(model) || qwen2_5_omni_audio_tower(model) || ultravox_tower(model, version) || voxtral_tower(model, version) ||
+  return qwen2_audio_tower(model) || qwen2_5_omni_audio_tower(model) || qwen3_omni_audio_tower(model) ||
+         ultravox_tower(model, version) || voxtral_tower(model, version) ||
          (model.audio && model.audio->model_type == "gemma4_audio");
 }
 
@@ -755,6 +804,8 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     // not sized here; with video off too an omni model's audio encoder is what it profiles.
     if (mm_limit(flags, "video") == 0 && qwen2_5_omni_audio_tower(model))
       return qwen2_audio_profile(model, flags, settings, version, dtype_bytes);
+    if (mm_limit(flags, "video") == 0 && qwen3_omni_audio_tower(model))
+      return qwen3_omni_audio_profile(model, flags, settings, version, dtype_bytes);
     if (mm_limit(flags, "video") == 0 && model.audio)
       return skipped("images and video are limited to 0: vLLM profiles the audio encoder, which headroom does not size");
     return skipped("images are limited to 0 and the largest video item is not modelled");

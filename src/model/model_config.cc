@@ -624,6 +624,8 @@ Result<bool> check_plausible(const ModelSpec& m, const std::string& origin) {
     for (auto [name, value] : {std::pair<const char*, int>{"audio_config.encoder_attention_heads", a.heads},
                                {"audio_config.num_mel_bins", a.num_mel_bins},
                                {"audio_config.downsample_hidden_size", a.downsample_hidden_size},
+                               {"audio_config.n_window", a.n_window},
+                               {"audio_config.conv_chunksize", a.conv_chunksize},
                                {"audio_config.conf_conv_kernel_size", a.conv_kernel}})
       fields.push_back({name, value, k_count});
     for (auto [name, value] : {std::pair<const char*, int>{"audio_config.vocab_size", a.vocab_size},
@@ -957,6 +959,7 @@ Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
                          Field{{"output_dim", "output_proj_dims"}, &a.output_dim},
                          Field{{"num_mel_bins", "input_feat_size"}, &a.num_mel_bins},
                          Field{{"downsample_hidden_size"}, &a.downsample_hidden_size},
+                         Field{{"n_window"}, &a.n_window}, Field{{"conv_chunksize"}, &a.conv_chunksize},
                          Field{{"conf_conv_kernel_size", "conv_kernel_size"}, &a.conv_kernel}, Field{{"vocab_size"}, &a.vocab_size},
                          Field{{"max_source_positions"}, &a.max_source_positions}}) {
     for (const auto& key : f.keys) {

@@ -72,6 +72,37 @@ TEST(EncoderProfile, Qwen2AudioProfilesItsDummy30SecondClips) {
   EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 11, 0}));
 }
 
+// Qwen3-Omni-30B-A3B's thinker with images and video limited to 0 (qwen3_omni_moe_thinker.py):
+// the dummy clip is 30 s, 3,000 mel frames; the budget counts Qwen2-Audio's 750 tokens a clip
+// (Qwen2AudioProcessingInfo.get_mm_max_tokens_per_item, first among the thinker's processing-info
+// bases), so 8,192 batched tokens hold 10 clips. Qwen3OmniMoeAudioEncoder hands over 390 embeddings
+// a clip (_get_feat_extract_output_lengths(3000) = 30 x 13) and convolves the clips' 100-frame
+// chunks (2 x n_window) conv_chunksize = 500 at a time: conv2d1's output and its GELU are 480
+// channels x 64 mel rows x 50 frames in bfloat16 each, so 10 clips' 300 chunks peak at
+// 2 x 300 x 3,072,000 bytes; 43 clips (32,768 tokens) convolve 500 of their 1,290 chunks at once.
+TEST(EncoderProfile, Qwen3OmniConvolvesItsDummyClipsInChunks) {
+  auto m = parse_model_config_text(test_support::k_qwen3_omni_30b, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  VllmFlags audio_only;
+  audio_only.limit_mm_per_prompt = {{"image", 0}, {"video", 0}};
+  const auto p = engine::encoder_profile(*m, audio_only, settings(8192), {0, 19, 0}, 2.0, {});
+  expect_audio_batch(p, 390, 390, 8192, 10);
+  const Bytes conv1 = Bytes{480} * 64 * 50 * 2;
+  EXPECT_GE(p.encoder_peak, Bytes{2} * 300 * conv1);
+  EXPECT_LT(p.encoder_peak, Bytes{2} * 300 * conv1 + Bytes{100} * 1000 * 1000);
+  const auto wide = engine::encoder_profile(*m, audio_only, settings(32768), {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(wide.items, 43);
+  EXPECT_GE(wide.encoder_peak, Bytes{2} * 500 * conv1);
+  EXPECT_LT(wide.encoder_peak, Bytes{2} * 500 * conv1 + Bytes{400} * 1000 * 1000);
+  EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 19, 0}));
+  // Two clips a prompt still batch 10 (MultiModalBudget: the limit counts per prompt, times
+  // max_num_seqs); audio at 0 is text only.
+  audio_only.limit_mm_per_prompt["audio"] = 2;
+  EXPECT_EQ(engine::encoder_profile(*m, audio_only, settings(8192), {0, 19, 0}, 2.0, {}).items, 10);
+  audio_only.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_EQ(engine::encoder_profile(*m, audio_only, settings(8192), {0, 19, 0}, 2.0, {}).items, 0);
+}
+
 // An Ultravox v0.5 config (Whisper-large-v3-turbo's encoder: 32 layers of 1,280, FFN 5,120;
 // stack_factor 8; Llama-3.1-8B's 4,096-wide language model). ultravox.py (v0.11 on): the dummy
 // audio is 16 x 30 s, split into 16 chunks of 1,500 encoder positions and ceil(1,500 / 8) = 188

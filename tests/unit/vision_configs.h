@@ -168,4 +168,23 @@ inline constexpr const char* k_qwen2_5_omni_7b = R"({"architectures": ["Qwen2_5O
         "intermediate_size": 3420, "num_heads": 16, "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
         "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}}})";
 
+// Qwen/Qwen3-Omni-30B-A3B-Instruct's config.json, cut to what sizes the thinker (the talker and
+// code2wav keep only their model_type here). vLLM serves the thinker alone.
+// Its audio encoder cuts mel frames into chunks of 2 x n_window and convolves conv_chunksize of them at a time.
+inline constexpr const char* k_qwen3_omni_30b = R"({"architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+  "talker_config": {"model_type": ""}, "code2wav_config": {"model_type": ""},
+  "thinker_config": {"model_type": "qwen3_omni_moe_thinker", "dtype": "bfloat16", "tie_word_embeddings": false,
+    "audio_config": {"model_type": "qwen3_omni_moe_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+      "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "output_dim": 2048, "num_mel_bins": 128,
+      "downsample_hidden_size": 480, "max_source_positions": 1500, "n_window": 50,
+      "n_window_infer": 800, "conv_chunksize": 500},
+    "text_config": {"model_type": "qwen3_omni_moe_text", "hidden_size": 2048, "intermediate_size": 768, "head_dim": 128,
+      "moe_intermediate_size": 768, "num_attention_heads": 32, "num_key_value_heads": 4, "num_hidden_layers": 48,
+      "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [],
+      "max_position_embeddings": 65536, "vocab_size": 152064, "tie_word_embeddings": false, "use_qk_norm": true,
+      "rope_parameters": {"mrope_interleaved": true, "mrope_section": [24, 20, 20], "rope_theta": 1000000, "rope_type": "default"}},
+    "vision_config": {"model_type": "qwen3_omni_moe_vision_encoder", "deepstack_visual_indexes": [8, 16, 24], "depth": 27,
+      "hidden_size": 1152, "image_size": 768, "intermediate_size": 4304, "num_heads": 16, "num_position_embeddings": 2304,
+      "out_hidden_size": 2048, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2}}})";
+
 }  // namespace headroom::test_support
