@@ -223,6 +223,7 @@ struct AudioConfig {
   int downsample_hidden_size = 0;  // Qwen3-Omni: the channels of its three stride-2 convolutions
   int n_window = 0;                // Qwen3-Omni: half the mel frames of one convolution chunk (0: not written)
   int conv_chunksize = 0;          // Qwen3-Omni: chunks per convolution call (0: not written)
+  int pool_step = 0;               // MiniCPM-o: the top-level audio_pool_step (0: not written)
   int max_source_positions = 0;    // Whisper: the position table's rows (MiniCPM-o's encoder)
   // Gemma 3n (Gemma3nAudioConfig): the light conv's kernel (conf_conv_kernel_size), the embedder's
   // vocabulary (vocab_size), and the subsampling convolutions' channels, kernels and strides

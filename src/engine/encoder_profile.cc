@@ -669,6 +669,64 @@ EncoderProfile qwen3_omni_audio_profile(const ModelSpec& model, const VllmFlags&
   return p;
 }
 
+// MiniCPM-o (minicpmo.py): the dummy audio is get_max_audio_chunks_with_most_features() = 30
+// one-second chunks at 16 kHz, 3,000 mel frames; its tokens are 30 x get_max_audio_tokens_per_chunk,
+// ((100 - 1) / 2 + 1 - pool) / pool + 1 per chunk (audio_pool_step: 2 for 2.6, 750 tokens; 5 for
+// 4.5, 300). get_audio_hidden_states runs the whole batch through transformers' WhisperEncoder
+// (MiniCPMWhisperEncoder) at (3,000 - 1) / 2 + 1 = 1,500 positions a clip, under a [B, 1, 1,500,
+// 1,500] mask built as a bool and then in the model dtype, and the encoder keeps every layer's input
+// (encoder_states: layers + 1 hidden states) until it returns. Its WhisperAttention runs SDPA over
+// that mask, or eager attention, which holds the heads' scores and their softmax in the model dtype:
+// which one depends on the transformers release, so eager is the other reading.
+bool minicpmo_audio(const ModelSpec& model) {
+  return model.architecture == "MiniCPMO" && model.audio && model.audio->d_model > 0 && model.audio->layers > 0;
+}
+
+EncoderItem minicpmo_audio_item(const ModelSpec& model) {
+  const std::int64_t pool = model.audio->pool_step > 0 ? model.audio->pool_step : 2;
+  const std::int64_t per_chunk = std::max<std::int64_t>(0, (50 - pool) / pool + 1);
+  EncoderItem item;
+  item.modality = "audio";
+  item.tokens = 30 * per_chunk;
+  item.patches = (3000 - 1) / 2 + 1;
+  item.attention_span = item.patches;
+  item.source = "a 30 s dummy clip (30 one-second chunks of " + std::to_string(per_chunk) + " tokens at audio_pool_step " +
+                std::to_string(pool) + "), 3,000 mel frames, 1,500 encoder positions";
+  return item;
+}
+
+EncoderProfile minicpmo_audio_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                                      const VllmVersion& version, double dtype_bytes) {
+  EncoderProfile p;
+  const AudioConfig& a = *model.audio;
+  p.item = minicpmo_audio_item(model);
+  p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
+  const double n = static_cast<double>(p.item.patches), items = p.items;
+  const double mel = items * std::max(1, a.num_mel_bins) * 3000.0 * (4.0 + dtype_bytes);  // float32, then cast
+  const double mask = items * n * n * (1.0 + dtype_bytes);
+  const double states = (a.layers + 1.0) * items * n * a.d_model * dtype_bytes;
+  const double layer = items * n * whisper_position_bytes(a, dtype_bytes);
+  finish_audio_profile(p, model, version, mel + mask + states + layer, ", every layer's hidden states kept", dtype_bytes);
+  const double eager = 2.0 * items * std::max(1, a.heads) * n * n * dtype_bytes;
+  p.other_reading = static_cast<Bytes>(std::min(eager, k_most_bytes));
+  p.other_reading_why = "MiniCPM-o's Whisper encoder under eager attention (the transformers release decides it) holds " +
+                        std::to_string(p.items) + " clip(s)' attention scores and their softmax: " +
+                        util::fixed(to_gib(p.other_reading), 2) + " GiB more";
+  return p;
+}
+
+// MiniCPM-o's audio item where vLLM profiles it: audio allowed and images and video limited to 0,
+// or audio's tokens above those of the vision item (2.6's 750 against 640 for an image, with video
+// limited to 0).
+std::optional<EncoderProfile> minicpmo_audio_outranks(const ModelSpec& model, const VllmFlags& flags, const EncoderItem& vision,
+                                                      const ResolvedSettings& s, const VllmVersion& version, double dtype_bytes) {
+  if (!minicpmo_audio(model) || mm_limit(flags, "audio") == 0) return std::nullopt;
+  const bool vision_off = mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0;
+  const EncoderItem audio = minicpmo_audio_item(model);
+  if (!vision_off && audio.tokens <= std::max(vision.tokens, vision.budget_tokens)) return std::nullopt;
+  return minicpmo_audio_profile(model, flags, s, version, dtype_bytes);
+}
+
 // Ultravox (ultravox.py, in the files read from v0.11 on; earlier releases are not checked): the
 // dummy audio is chunk_length x sampling_rate x _MAX_ENCODER_BATCH_SIZE samples (16 x 30 s), which
 // the processor splits into 16 chunks of 3,000 mel frames; each gives the Whisper encoder
@@ -757,7 +815,7 @@ EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, c
 }  // namespace
 
 bool audio_pass_sized(const ModelSpec& model, const VllmVersion& version) {
-  return qwen2_audio_tower(model) || qwen2_5_omni_audio_tower(model) || qwen3_omni_audio_tower(model) ||
+  return qwen2_audio_tower(model) || qwen2_5_omni_audio_tower(model) || qwen3_omni_audio_tower(model) || minicpmo_audio(model) ||
          ultravox_tower(model, version) || voxtral_tower(model, version) ||
          (model.audio && model.audio->model_type == "gemma4_audio");
 }
@@ -798,6 +856,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     return none;
   }
   p.item = sized_item(model, family, flags, settings, version);
+  if (auto audio = minicpmo_audio_outranks(model, flags, p.item, settings, version, dtype_bytes)) return *audio;
   if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
   if (mm_limit(flags, "image") == 0 && p.item.modality == "image") {
     // Images off and video on (Qwen-VL before v0.11): vLLM profiles video, whose largest item is

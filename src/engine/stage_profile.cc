@@ -73,13 +73,16 @@ void profile_activation(const ModelSpec& model, const GpuSpec& gpu, const VllmFl
   r.encoder_other_reading_why = encoder.other_reading_why;
   r.encoder_pass_off = ai.text_only || flags.skip_mm_profiling;
   r.encoder_pass_unsized = encoder.family_unsized;  // only set where the pass runs
+  // The audio encoder is what vLLM profiles where the sized batch is audio (MiniCPM-o's 750 tokens
+  // outrank an image), or where nothing else is allowed.
   r.audio_profiled = model.audio && model.audio->layers > 0 && !r.encoder_pass_off && mm_limit(flags, "audio") > 0 &&
-                     (!model.vision || (mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0));
+                     (encoder.item.modality == "audio" || !model.vision ||
+                      (mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0));
   // Gemma 4's dummy audio is feature_extractor.fft_length samples (gemma4_mm.py
   // Gemma4DummyInputsBuilder.get_dummy_mm_data), a few milliseconds: its encoder pass is a few
-  // frames, nothing to allow for. Qwen2-Audio's and Qwen2.5-Omni's 30 s clips, Ultravox's 480 s
-  // one and Voxtral's max_model_len-long one are sized (encoder_profile.cc); other audio encoders'
-  // dummy clips are not.
+  // frames, nothing to allow for. Qwen2-Audio's, Qwen2.5-Omni's, Qwen3-Omni's and MiniCPM-o's
+  // 30 s clips, Ultravox's 480 s one and Voxtral's max_model_len-long one are sized
+  // (encoder_profile.cc); Phi-4-multimodal's is not.
   r.audio_pass_unsized = r.audio_profiled && !audio_pass_sized(model, config.version);
   // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
   // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)

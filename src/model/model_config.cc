@@ -970,6 +970,9 @@ Result<std::optional<AudioConfig>> read_audio(const ConfigReader& top) {
       }
     }
   }
+  // MiniCPM-o pools the encoder's output by the top-level audio_pool_step (minicpmo.py).
+  HR_TRY(pool_step, get_number_in(top, "audio_pool_step", 1.0, 1024.0));
+  if (pool_step) a.pool_step = static_cast<int>(*pool_step);
   if (a.model_type == "gemma3n_audio")
     if (auto sub = read_gemma3n_subsampling(*ac, a); !sub) return tl::unexpected(sub.error());
   if (a.model_type == "gemma4_audio")

@@ -103,6 +103,44 @@ TEST(EncoderProfile, Qwen3OmniConvolvesItsDummyClipsInChunks) {
   EXPECT_EQ(engine::encoder_profile(*m, audio_only, settings(8192), {0, 19, 0}, 2.0, {}).items, 0);
 }
 
+// MiniCPM-o 2.6: MiniCPM-V 2.6's config with the release's Whisper-medium audio_config (24 layers
+// of 1,024, FFN 4,096, 16 heads, 80 mel bins) and audio_pool_step 2. minicpmo.py: the dummy audio
+// is 30 one-second chunks, (50 - 2) / 2 + 1 = 25 tokens each, 750 a clip (at pool step 5, MiniCPM-o
+// 4.5's, 10 each, 300). vLLM profiles the modality with the most tokens per item: the 16-frame
+// dummy video (1,024) by default, the clip (750) over an image (10 slices x 64 = 640) once video is
+// limited to 0. get_audio_hidden_states encodes the 10 clips of 8,192 batched tokens at 1,500
+// positions each, under a bool and a bfloat16 [10, 1, 1,500, 1,500] mask, and WhisperEncoder keeps
+// all 25 hidden states (24 layers' inputs and the output) of [10, 1,500, 1,024]; eager attention
+// would add 16 heads' scores and softmax, 2 x 10 x 16 x 1,500^2 x 2 bytes.
+TEST(EncoderProfile, MiniCpmOProfilesItsClipsWhenTheyOutrankAnImage) {
+  std::string config = test_support::k_minicpm_v_2_6;
+  config.replace(config.find("\"MiniCPMV\""), 10, "\"MiniCPMO\"");
+  config.insert(config.rfind('}'), R"(, "audio_pool_step": 2, "audio_config": {"model_type": "whisper", "d_model": 1024,
+      "encoder_layers": 24, "encoder_attention_heads": 16, "encoder_ffn_dim": 4096, "num_mel_bins": 80, "max_source_positions": 1500})");
+  auto m = parse_model_config_text(config, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(8192), {0, 19, 0}, 2.0, {}).item.modality, "video");
+  VllmFlags no_video;
+  no_video.limit_mm_per_prompt["video"] = 0;
+  const auto p = engine::encoder_profile(*m, no_video, settings(8192), {0, 19, 0}, 2.0, {});
+  expect_audio_batch(p, 750, 1500, 8192, 10);
+  const Bytes states = Bytes{25} * 10 * 1500 * 1024 * 2, mask = Bytes{10} * 1500 * 1500 * 3;
+  EXPECT_GE(p.encoder_peak, states + mask);
+  EXPECT_LE(p.encoder_peak, states + mask + Bytes{10} * 1500 * (2 * 1024 + 2 * 4096) * 2 + Bytes{10} * 80 * 3000 * 6);
+  EXPECT_EQ(p.other_reading, Bytes{2} * 10 * 16 * 1500 * 1500 * 2);
+  EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 19, 0}));
+  // Audio at 0 leaves the image; at pool step 5 the clip's 300 tokens do not outrank it.
+  no_video.limit_mm_per_prompt["audio"] = 0;
+  EXPECT_EQ(engine::encoder_profile(*m, no_video, settings(8192), {0, 19, 0}, 2.0, {}).item.modality, "image");
+  config.replace(config.find("\"audio_pool_step\": 2"), 20, "\"audio_pool_step\": 5");
+  auto m45 = parse_model_config_text(config, "config.json");
+  ASSERT_TRUE(m45) << m45.error().message;
+  no_video.limit_mm_per_prompt.erase("audio");
+  EXPECT_EQ(engine::encoder_profile(*m45, no_video, settings(8192), {0, 19, 0}, 2.0, {}).item.modality, "image");
+  no_video.limit_mm_per_prompt["image"] = 0;
+  EXPECT_EQ(engine::encoder_profile(*m45, no_video, settings(8192), {0, 19, 0}, 2.0, {}).item.tokens, 300);
+}
+
 // An Ultravox v0.5 config (Whisper-large-v3-turbo's encoder: 32 layers of 1,280, FFN 5,120;
 // stack_factor 8; Llama-3.1-8B's 4,096-wide language model). ultravox.py (v0.11 on): the dummy
 // audio is 16 x 30 s, split into 16 chunks of 1,500 encoder positions and ceil(1,500 / 8) = 188
