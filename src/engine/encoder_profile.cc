@@ -715,11 +715,49 @@ EncoderProfile minicpmo_audio_profile(const ModelSpec& model, const VllmFlags& f
   return p;
 }
 
-// MiniCPM-o's audio item where vLLM profiles it: audio allowed and images and video limited to 0,
-// or audio's tokens above those of the vision item (2.6's 750 against 640 for an image, with video
-// limited to 0).
-std::optional<EncoderProfile> minicpmo_audio_outranks(const ModelSpec& model, const VllmFlags& flags, const EncoderItem& vision,
-                                                      const ResolvedSettings& s, const VllmVersion& version, double dtype_bytes) {
+// Phi-4-multimodal (phi4mm.py): the dummy audio is _AUDIO_MAX_SOUNDFILE_SIZE = 241,000 samples at
+// 16 kHz, (241,000 - 400) / 160 + 1 = 1,504 frames of input_size (80) features
+// (get_audio_num_frames), and ceil(frames / compression) / downsample tokens
+// (_compute_audio_embed_size; the feature extractor's audio_compression_rate is the encoder's
+// time_reduction, 8: 188 tokens). vLLM profiles it only with images limited to 0 (an image counts
+// far more). _process_audio_input runs the clips one at a time (a list of audio_embed calls): the
+// peak is one clip's first subsampling stage (NeMo's dw_striding or striding Conv2d from 1 to
+// conv_channels at stride 2, then ReLU: both outputs at half the frames and half the features)
+// beside every clip's float32 features and the embeddings of the clips before it. The Conformer
+// blocks after it run on frames / 8 positions and stay below that.
+bool phi4mm_audio(const ModelSpec& model) {
+  return model.audio && model.audio->model_type == "phi4mm_conformer" && model.audio->conformer && model.audio->d_model > 0;
+}
+
+EncoderProfile phi4mm_audio_profile(const ModelSpec& model, const VllmFlags& flags, const ResolvedSettings& s,
+                                    const VllmVersion& version, double dtype_bytes) {
+  EncoderProfile p;
+  const ConformerConfig& x = *model.audio->conformer;
+  const std::int64_t frames = (241000 - 400) / 160 + 1, features = std::max(1, x.input_size);
+  const std::int64_t rate = std::max(2, x.time_reduction), down = std::max(1, x.downsample_rate);
+  const std::int64_t compressed = (frames + rate - 1) / rate;
+  p.item.modality = "audio";
+  p.item.tokens = (compressed + down - 1) / down;
+  p.item.patches = compressed;
+  p.item.attention_span = compressed;
+  p.item.source = "the 241,000-sample dummy clip (phi4mm.py), " + std::to_string(frames) + " frames of " +
+                  std::to_string(features) + " features";
+  p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
+  const double first_stage = 2.0 * std::max(1, x.conv_channels) * static_cast<double>((frames + 1) / 2) *
+                             static_cast<double>((features + 1) / 2) * dtype_bytes;
+  const double inputs = p.items * static_cast<double>(frames * features) * 4.0 + static_cast<double>(frames * features) * dtype_bytes;
+  const double earlier = (p.items - 1.0) * static_cast<double>(p.item.tokens) * model.hidden_size * dtype_bytes;
+  finish_audio_profile(p, model, version, first_stage + inputs + earlier, ", one clip at a time", dtype_bytes);
+  return p;
+}
+
+// The audio batch where vLLM profiles it instead of the vision item: Phi-4-multimodal's with images
+// limited to 0; MiniCPM-o's with images and video limited to 0, or where its tokens are above those
+// of the vision item (2.6's 750 against 640 for an image, with video limited to 0).
+std::optional<EncoderProfile> audio_outranks(const ModelSpec& model, const VllmFlags& flags, const EncoderItem& vision,
+                                             const ResolvedSettings& s, const VllmVersion& version, double dtype_bytes) {
+  if (phi4mm_audio(model) && mm_limit(flags, "audio") > 0 && mm_limit(flags, "image") == 0)
+    return phi4mm_audio_profile(model, flags, s, version, dtype_bytes);
   if (!minicpmo_audio(model) || mm_limit(flags, "audio") == 0) return std::nullopt;
   const bool vision_off = mm_limit(flags, "image") == 0 && mm_limit(flags, "video") == 0;
   const EncoderItem audio = minicpmo_audio_item(model);
@@ -816,6 +854,7 @@ EncoderProfile voxtral_profile(const ModelSpec& model, const VllmFlags& flags, c
 
 bool audio_pass_sized(const ModelSpec& model, const VllmVersion& version) {
   return qwen2_audio_tower(model) || qwen2_5_omni_audio_tower(model) || qwen3_omni_audio_tower(model) || minicpmo_audio(model) ||
+         phi4mm_audio(model) ||
          ultravox_tower(model, version) || voxtral_tower(model, version) ||
          (model.audio && model.audio->model_type == "gemma4_audio");
 }
@@ -856,7 +895,7 @@ EncoderProfile encoder_profile(const ModelSpec& model, const VllmFlags& flags, c
     return none;
   }
   p.item = sized_item(model, family, flags, settings, version);
-  if (auto audio = minicpmo_audio_outranks(model, flags, p.item, settings, version, dtype_bytes)) return *audio;
+  if (auto audio = audio_outranks(model, flags, p.item, settings, version, dtype_bytes)) return *audio;
   if (p.item.patches <= 0 || p.item.tokens <= 0) return skipped("the vision config gives no image or patch size");
   if (mm_limit(flags, "image") == 0 && p.item.modality == "image") {
     // Images off and video on (Qwen-VL before v0.11): vLLM profiles video, whose largest item is

@@ -81,8 +81,8 @@ void profile_activation(const ModelSpec& model, const GpuSpec& gpu, const VllmFl
   // Gemma 4's dummy audio is feature_extractor.fft_length samples (gemma4_mm.py
   // Gemma4DummyInputsBuilder.get_dummy_mm_data), a few milliseconds: its encoder pass is a few
   // frames, nothing to allow for. Qwen2-Audio's, Qwen2.5-Omni's, Qwen3-Omni's and MiniCPM-o's
-  // 30 s clips, Ultravox's 480 s one and Voxtral's max_model_len-long one are sized
-  // (encoder_profile.cc); Phi-4-multimodal's is not.
+  // 30 s clips, Phi-4-multimodal's 15 s one, Ultravox's 480 s one and Voxtral's max_model_len-long
+  // one are sized (encoder_profile.cc); an audio encoder outside these keeps the allowance.
   r.audio_pass_unsized = r.audio_profiled && !audio_pass_sized(model, config.version);
   // vLLM logs the same batch: "Encoder cache will be initialized with a budget of N tokens, and
   // profiled with K <modality> items of the maximum feature size." (gpu_model_runner.py profile_run)

@@ -1,6 +1,7 @@
 // The multimodal encoder's profile pass (src/engine/encoder_profile.cc): the dummy batch vLLM
 // builds and when it builds none.
 #include <algorithm>
+#include <initializer_list>
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,13 @@ void expect_audio_batch(const engine::EncoderProfile& p, std::int64_t tokens, st
   EXPECT_EQ(p.item.patches, positions);
   EXPECT_EQ(p.encoder_budget, budget);
   EXPECT_EQ(p.items, items);
+}
+
+// The profile at 8,192 batched tokens (v0.19) with the given modalities limited to 0.
+engine::EncoderProfile profile_without(const ModelSpec& m, std::initializer_list<const char*> off) {
+  VllmFlags f;
+  for (const char* modality : off) f.limit_mm_per_prompt[modality] = 0;
+  return engine::encoder_profile(m, f, settings(8192), {0, 19, 0}, 2.0, {});
 }
 
 // Qwen/Qwen2-Audio-7B-Instruct's config (Whisper-large-v3's encoder: 32 layers of 1,280, FFN
@@ -119,10 +127,8 @@ TEST(EncoderProfile, MiniCpmOProfilesItsClipsWhenTheyOutrankAnImage) {
       "encoder_layers": 24, "encoder_attention_heads": 16, "encoder_ffn_dim": 4096, "num_mel_bins": 80, "max_source_positions": 1500})");
   auto m = parse_model_config_text(config, "config.json");
   ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(engine::encoder_profile(*m, {}, settings(8192), {0, 19, 0}, 2.0, {}).item.modality, "video");
-  VllmFlags no_video;
-  no_video.limit_mm_per_prompt["video"] = 0;
-  const auto p = engine::encoder_profile(*m, no_video, settings(8192), {0, 19, 0}, 2.0, {});
+  EXPECT_EQ(profile_without(*m, {}).item.modality, "video");
+  const auto p = profile_without(*m, {"video"});
   expect_audio_batch(p, 750, 1500, 8192, 10);
   const Bytes states = Bytes{25} * 10 * 1500 * 1024 * 2, mask = Bytes{10} * 1500 * 1500 * 3;
   EXPECT_GE(p.encoder_peak, states + mask);
@@ -130,15 +136,31 @@ TEST(EncoderProfile, MiniCpmOProfilesItsClipsWhenTheyOutrankAnImage) {
   EXPECT_EQ(p.other_reading, Bytes{2} * 10 * 16 * 1500 * 1500 * 2);
   EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 19, 0}));
   // Audio at 0 leaves the image; at pool step 5 the clip's 300 tokens do not outrank it.
-  no_video.limit_mm_per_prompt["audio"] = 0;
-  EXPECT_EQ(engine::encoder_profile(*m, no_video, settings(8192), {0, 19, 0}, 2.0, {}).item.modality, "image");
+  EXPECT_EQ(profile_without(*m, {"video", "audio"}).item.modality, "image");
   config.replace(config.find("\"audio_pool_step\": 2"), 20, "\"audio_pool_step\": 5");
   auto m45 = parse_model_config_text(config, "config.json");
   ASSERT_TRUE(m45) << m45.error().message;
-  no_video.limit_mm_per_prompt.erase("audio");
-  EXPECT_EQ(engine::encoder_profile(*m45, no_video, settings(8192), {0, 19, 0}, 2.0, {}).item.modality, "image");
-  no_video.limit_mm_per_prompt["image"] = 0;
-  EXPECT_EQ(engine::encoder_profile(*m45, no_video, settings(8192), {0, 19, 0}, 2.0, {}).item.tokens, 300);
+  EXPECT_EQ(profile_without(*m45, {"video"}).item.modality, "image");
+  EXPECT_EQ(profile_without(*m45, {"video", "image"}).item.tokens, 300);
+}
+
+// Phi-4-multimodal (phi4mm.py) with images limited to 0: the dummy clip is 241,000 samples,
+// (241,000 - 400) / 160 + 1 = 1,504 frames of 80 features (get_audio_num_frames), 1,504 / 8 = 188
+// tokens (_compute_audio_embed_size at compression 8, downsample 1), so 8,192 batched tokens hold
+// 43 clips. _process_audio_input encodes them one at a time; the release's NeMo dw_striding
+// subsampling opens with a Conv2d from 1 to 1,024 channels at stride 2 and a ReLU, each
+// [1,024, 752, 40] in bfloat16: 2 x 61,603,840 bytes, beside all 43 clips' float32 features.
+// With images allowed the image (far more tokens) is profiled.
+TEST(EncoderProfile, Phi4MultimodalEncodesItsClipsOneAtATime) {
+  auto m = parse_model_config_text(test_support::k_phi4_multimodal, "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const auto p = profile_without(*m, {"image"});
+  expect_audio_batch(p, 188, 188, 8192, 43);
+  const Bytes first_stage = Bytes{2} * 1024 * 752 * 40 * 2, features = Bytes{43} * 1504 * 80 * 4;
+  EXPECT_GE(p.encoder_peak, first_stage + features);
+  EXPECT_LT(p.encoder_peak, first_stage + features + Bytes{64} * 1000 * 1000);
+  EXPECT_TRUE(engine::audio_pass_sized(*m, {0, 19, 0}));
+  EXPECT_EQ(profile_without(*m, {}).item.modality, "image");
 }
 
 // An Ultravox v0.5 config (Whisper-large-v3-turbo's encoder: 32 layers of 1,280, FFN 5,120;
