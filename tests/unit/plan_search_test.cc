@@ -29,6 +29,19 @@ PlanRequest context(std::int64_t tokens, int concurrency = 1) {
   return r;
 }
 
+// The plans for one GPU and context with a pasted command's kept flags and without them (v0.19.0).
+struct KeptAndPlain {
+  Result<Plan> kept, plain;
+};
+KeptAndPlain plans_keeping(const ModelSpec& model, const std::vector<std::string>& args, const std::string& gpu,
+                           std::int64_t tokens) {
+  auto cmd = parse_vllm_command(args);
+  EXPECT_TRUE(cmd);
+  PlanRequest request = context(tokens);
+  if (cmd) request.kept = plan_hints(cmd->flags, PlanRequest{}, false).kept;
+  return {make_plan(model, setup(gpu), request, v("0.19.0")), make_plan(model, setup(gpu), context(tokens), v("0.19.0"))};
+}
+
 TEST(MakePlan, ClassicDesktopCaseStartsAtTheHighestUtilizationTheStartupCheckAllows) {
   auto model = load_model("Qwen/Qwen3-4B-Instruct-2507").value();
   auto plan = make_plan(model, setup("RTX 4080", 1, 0.5), context(4096), v("0.30.0"));
@@ -68,14 +81,7 @@ TEST(MakePlan, KeepsThePerformanceModeOfTheCommand) {
 // YAML, a dict for LLM(...)).
 TEST(MakePlan, KeepsATextOnlyRunTextOnly) {
   auto model = load_model("Qwen/Qwen2.5-VL-7B-Instruct").value();
-  auto cmd = parse_vllm_command({"--limit-mm-per-prompt", R"({"image": 0, "video": 0})"});
-  ASSERT_TRUE(cmd);
-  const CommandHints hints = plan_hints(cmd->flags, PlanRequest{}, false);
-  ASSERT_FALSE(hints.kept.empty());
-  PlanRequest request = context(32768);
-  request.kept = hints.kept;
-  auto text_only = make_plan(model, setup("RTX 4090"), request, v("0.19.0"));
-  auto with_images = make_plan(model, setup("RTX 4090"), context(32768), v("0.19.0"));
+  auto [text_only, with_images] = plans_keeping(model, {"--limit-mm-per-prompt", R"({"image": 0, "video": 0})"}, "RTX 4090", 32768);
   ASSERT_TRUE(text_only && with_images);
   ASSERT_TRUE(text_only->recommended && with_images->recommended);
   const auto& rec = *text_only->recommended;
@@ -95,15 +101,7 @@ TEST(MakePlan, KeepsATextOnlyRunTextOnly) {
 // every configuration keeps both, so the search sizes fp8 weights, and each rendering carries them.
 TEST(MakePlan, KeepsAnOnlineQuantizationAndTheDtype) {
   auto model = load_model("meta-llama/Llama-3.1-8B-Instruct").value();
-  auto cmd = parse_vllm_command({"--quantization", "fp8", "--dtype", "float16"});
-  ASSERT_TRUE(cmd);
-  const CommandHints hints = plan_hints(cmd->flags, PlanRequest{}, false);
-  EXPECT_EQ(hints.kept.quantization.value_or(""), "fp8");
-  EXPECT_EQ(hints.kept.dtype.value_or(""), "float16");
-  PlanRequest request = context(8192);
-  request.kept = hints.kept;
-  auto quantized = make_plan(model, setup("L4"), request, v("0.19.0"));
-  auto plain = make_plan(model, setup("L4"), context(8192), v("0.19.0"));
+  auto [quantized, plain] = plans_keeping(model, {"--quantization", "fp8", "--dtype", "float16"}, "L4", 8192);
   ASSERT_TRUE(quantized && plain);
   ASSERT_TRUE(quantized->recommended && plain->recommended);
   const auto& rec = *quantized->recommended;
