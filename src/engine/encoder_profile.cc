@@ -684,7 +684,7 @@ bool minicpmo_audio(const ModelSpec& model) {
 
 EncoderItem minicpmo_audio_item(const ModelSpec& model) {
   const std::int64_t pool = model.audio->pool_step > 0 ? model.audio->pool_step : 2;
-  const std::int64_t per_chunk = std::max<std::int64_t>(0, (50 - pool) / pool + 1);
+  const std::int64_t per_chunk = std::max<std::int64_t>(1, (50 - pool) / pool + 1);  // a pool wider than a chunk: one
   EncoderItem item;
   item.modality = "audio";
   item.tokens = 30 * per_chunk;
