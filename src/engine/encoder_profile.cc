@@ -656,16 +656,29 @@ EncoderProfile qwen3_omni_audio_profile(const ModelSpec& model, const VllmFlags&
   p.item.source = "a 30 s dummy clip, 3,000 mel frames in " + std::to_string(chunks_per_clip) + " chunks of " +
                   std::to_string(chunk_frames) + " (qwen3_omni_moe_thinker.py); 750 tokens budgeted (Qwen2AudioProcessingInfo)";
   p.items = dummy_items(p.item, mm_limit(flags, "audio"), s, p.encoder_budget);
-  const double chunks = static_cast<double>(p.items) * chunks_per_clip;
   const double first_conv = static_cast<double>(channels * halved(mel) * halved(chunk_frames)) * dtype_bytes;
-  const double conv_stage = 2.0 * std::min(chunks, static_cast<double>(per_call)) * first_conv;
-  const double conv_kept = chunks * static_cast<double>(channels * halved(halved(halved(mel))) * per_chunk_out) * dtype_bytes;
-  const double layers = p.items * static_cast<double>(p.item.patches) * whisper_position_bytes(a, dtype_bytes);
-  const double features = p.items * static_cast<double>(mel * frames) * (4.0 + dtype_bytes);  // float32, then cast
-  finish_audio_profile(p, model, version, std::max(conv_stage + conv_kept, layers) + features,
+  const auto peak = [&](double clips) {
+    const double chunks = clips * chunks_per_clip;
+    const double conv_stage = 2.0 * std::min(chunks, static_cast<double>(per_call)) * first_conv;
+    const double conv_kept = chunks * static_cast<double>(channels * halved(halved(halved(mel))) * per_chunk_out) * dtype_bytes;
+    const double layers = clips * static_cast<double>(p.item.patches) * whisper_position_bytes(a, dtype_bytes);
+    return std::max(conv_stage + conv_kept, layers) + clips * static_cast<double>(mel * frames) * (4.0 + dtype_bytes);
+  };
+  const double chunks = static_cast<double>(p.items) * chunks_per_clip;
+  finish_audio_profile(p, model, version, peak(p.items),
                        ", convolved " + std::to_string(static_cast<std::int64_t>(std::min(chunks, static_cast<double>(per_call)))) +
                            " chunks at a time",
                        dtype_bytes);
+  // 2026 releases give the thinker's processing info a get_mm_max_tokens_per_item of its own, whose
+  // body the files read do not show: budgeted at the clip's own 390 tokens, more clips fit.
+  EncoderItem own = p.item;
+  own.budget_tokens = 0;
+  std::int64_t own_budget = 0;
+  const int own_items = dummy_items(own, mm_limit(flags, "audio"), s, own_budget);
+  p.other_reading = static_cast<Bytes>(std::clamp(peak(own_items) - peak(p.items), 0.0, k_most_bytes));
+  p.other_reading_why = "a release whose Qwen3-Omni processing info budgets the clip's own " + std::to_string(p.item.tokens) +
+                        " tokens profiles " + std::to_string(own_items) + " clips: " + util::fixed(to_gib(p.other_reading), 2) +
+                        " GiB more";
   return p;
 }
 

@@ -98,6 +98,9 @@ TEST(EncoderProfile, Qwen3OmniConvolvesItsDummyClipsInChunks) {
   const Bytes conv1 = Bytes{480} * 64 * 50 * 2;
   EXPECT_GE(p.encoder_peak, Bytes{2} * 300 * conv1);
   EXPECT_LT(p.encoder_peak, Bytes{2} * 300 * conv1 + Bytes{100} * 1000 * 1000);
+  // The other reading budgets the clip's own 390 tokens: 21 clips, 630 chunks, 500 convolved at once.
+  EXPECT_GE(p.encoder_peak + p.other_reading, Bytes{2} * 500 * conv1);
+  EXPECT_LT(p.encoder_peak + p.other_reading, Bytes{2} * 500 * conv1 + Bytes{200} * 1000 * 1000);
   const auto wide = engine::encoder_profile(*m, audio_only, settings(32768), {0, 19, 0}, 2.0, {});
   EXPECT_EQ(wide.items, 43);
   EXPECT_GE(wide.encoder_peak, Bytes{2} * 500 * conv1);
