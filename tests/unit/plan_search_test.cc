@@ -32,6 +32,7 @@ PlanRequest context(std::int64_t tokens, int concurrency = 1) {
 // The plans for one GPU and context with a pasted command's kept flags and without them (v0.19.0).
 struct KeptAndPlain {
   Result<Plan> kept, plain;
+  KeptFlags flags;  // what plan_hints kept from the command
 };
 KeptAndPlain plans_keeping(const ModelSpec& model, const std::vector<std::string>& args, const std::string& gpu,
                            std::int64_t tokens) {
@@ -39,7 +40,8 @@ KeptAndPlain plans_keeping(const ModelSpec& model, const std::vector<std::string
   EXPECT_TRUE(cmd);
   PlanRequest request = context(tokens);
   if (cmd) request.kept = plan_hints(cmd->flags, PlanRequest{}, false).kept;
-  return {make_plan(model, setup(gpu), request, v("0.19.0")), make_plan(model, setup(gpu), context(tokens), v("0.19.0"))};
+  return {make_plan(model, setup(gpu), request, v("0.19.0")), make_plan(model, setup(gpu), context(tokens), v("0.19.0")),
+          request.kept};
 }
 
 TEST(MakePlan, ClassicDesktopCaseStartsAtTheHighestUtilizationTheStartupCheckAllows) {
@@ -81,7 +83,8 @@ TEST(MakePlan, KeepsThePerformanceModeOfTheCommand) {
 // YAML, a dict for LLM(...)).
 TEST(MakePlan, KeepsATextOnlyRunTextOnly) {
   auto model = load_model("Qwen/Qwen2.5-VL-7B-Instruct").value();
-  auto [text_only, with_images] = plans_keeping(model, {"--limit-mm-per-prompt", R"({"image": 0, "video": 0})"}, "RTX 4090", 32768);
+  auto [text_only, with_images, kept] = plans_keeping(model, {"--limit-mm-per-prompt", R"({"image": 0, "video": 0})"}, "RTX 4090", 32768);
+  ASSERT_FALSE(kept.empty());
   ASSERT_TRUE(text_only && with_images);
   ASSERT_TRUE(text_only->recommended && with_images->recommended);
   const auto& rec = *text_only->recommended;
@@ -101,7 +104,9 @@ TEST(MakePlan, KeepsATextOnlyRunTextOnly) {
 // every configuration keeps both, so the search sizes fp8 weights, and each rendering carries them.
 TEST(MakePlan, KeepsAnOnlineQuantizationAndTheDtype) {
   auto model = load_model("meta-llama/Llama-3.1-8B-Instruct").value();
-  auto [quantized, plain] = plans_keeping(model, {"--quantization", "fp8", "--dtype", "float16"}, "L4", 8192);
+  auto [quantized, plain, kept] = plans_keeping(model, {"--quantization", "fp8", "--dtype", "float16"}, "L4", 8192);
+  EXPECT_EQ(kept.quantization.value_or(""), "fp8");
+  EXPECT_EQ(kept.dtype.value_or(""), "float16");
   ASSERT_TRUE(quantized && plain);
   ASSERT_TRUE(quantized->recommended && plain->recommended);
   const auto& rec = *quantized->recommended;
